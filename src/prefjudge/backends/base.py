@@ -1,0 +1,476 @@
+"""The backend contract: request and result records, usage, and the shared attempt logic.
+
+Every LLM stage talks to a model through a :class:`Backend`: a list of :class:`Request`
+in, a list of :class:`Result` out, in the same order. Backends differ only in how one
+round of completions is obtained; caching, pydantic validation of structured output,
+bounded repair retries and usage accounting are shared and live here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prefjudge.backends.cache import ResponseCache
+
+Role = Literal["system", "user", "assistant"]
+ErrorKind = Literal["invalid_output", "truncated", "rejected", "request_failed"]
+OnResult = Callable[["Result"], None]
+
+CACHE_FORMAT = 1
+REPAIR_PROMPT = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only a JSON object that matches the required schema."
+)
+
+
+class BackendError(RuntimeError):
+    """A backend cannot work at all (not installed, wrong endpoint, bad credentials).
+
+    Per-request failures never raise: they come back as :class:`Result` errors.
+    """
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: str
+
+
+class Sampling(BaseModel):
+    """Sampling parameters; every field is part of the cache key.
+
+    Attributes:
+        temperature: Sampling temperature (0 is greedy).
+        top_p: Nucleus sampling mass.
+        max_tokens: Most tokens the reply may have; a structured reply cut here is invalid.
+        seed: Sampling seed, when the backend supports one (offset by ``Request.sample``).
+        stop: Stop strings.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+class Request(BaseModel):
+    """One chat completion a stage needs.
+
+    Attributes:
+        id: The caller's key for this request (echoed in the result; not in the cache key).
+        messages: The conversation so far; the model writes the next assistant turn.
+        sampling: Sampling parameters.
+        schema_model: A pydantic model the reply must be JSON for, or None for free text.
+            The backend asks the model for JSON matching its schema and validates the reply.
+        schema_name: Name sent with the JSON schema (defaults to the model's class name).
+        sample: Which sample of the same prompt this is (0, 1, ...): distinct samples get
+            distinct cache entries, and distinct seeds when ``sampling.seed`` is set.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    id: str
+    messages: tuple[Message, ...]
+    sampling: Sampling = Sampling()
+    schema_model: type[BaseModel] | None = Field(default=None, exclude=True)
+    schema_name: str | None = None
+    sample: int = Field(default=0, ge=0)
+
+    def json_schema(self) -> dict[str, Any] | None:
+        """Return the JSON schema the reply must match, or None for free text."""
+        return None if self.schema_model is None else self.schema_model.model_json_schema()
+
+    def effective_seed(self) -> int | None:
+        """Return the seed to send: ``sampling.seed + sample``, or None."""
+        return None if self.sampling.seed is None else self.sampling.seed + self.sample
+
+    def response_format_name(self) -> str:
+        """Return the schema's name as sent to servers (letters, digits, ``_`` and ``-``)."""
+        raw = self.schema_name or (self.schema_model.__name__ if self.schema_model else "reply")
+        return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in raw)[:64]
+
+
+def chat(request_id: str, *turns: tuple[Role, str] | str, **kwargs: Any) -> Request:
+    """Build a :class:`Request` from plain turns.
+
+    Args:
+        request_id: The request's id.
+        *turns: ``(role, content)`` pairs, or plain strings (user turns).
+        **kwargs: Other :class:`Request` fields (``sampling``, ``schema_model``, ...).
+
+    Returns:
+        The request.
+    """
+    messages = tuple(
+        Message(role="user", content=t) if isinstance(t, str) else Message(role=t[0], content=t[1])
+        for t in turns
+    )
+    return Request(id=request_id, messages=messages, **kwargs)
+
+
+class Result(BaseModel):
+    """What came back for one request.
+
+    Attributes:
+        request_id: The request's id.
+        model: The model identity that answered (as used in the cache key).
+        text: Raw text of the last reply (kept on errors too; None when no reply came).
+        parsed: The validated pydantic object for structured requests, else None.
+        error: Why the request failed, or None when it succeeded.
+        error_kind: ``invalid_output`` (reply failed validation after every retry),
+            ``truncated`` (reply cut at ``max_tokens``), ``rejected`` (the server refused
+            the request, e.g. 400) or ``request_failed`` (timeouts, 429 or 5xx after every
+            retry, or an engine failure). Failed requests are not cached.
+        finish_reason: The model's finish reason for the last reply.
+        attempts: Replies obtained for this request (1 + repair retries).
+        cached: True when every reply came from the cache (no model call was made).
+        prompt_tokens: Prompt tokens of the model calls made for this request.
+        completion_tokens: Completion tokens of the model calls made for this request.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    request_id: str
+    model: str
+    text: str | None = None
+    parsed: Any = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    finish_reason: str | None = None
+    attempts: int = 0
+    cached: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether the request succeeded (a usable reply, validated when structured)."""
+        return self.error is None
+
+
+@dataclass
+class Usage:
+    """Counters for one backend over its lifetime, reported at the end of every run.
+
+    Attributes:
+        requests: Requests handled (one per :class:`Request`, cached or not).
+        model_calls: Completions obtained from the model (cache misses, repairs included).
+        cache_hits: Completions served from the cache.
+        prompt_tokens: Prompt tokens of the model calls.
+        completion_tokens: Completion tokens of the model calls.
+        retries: Transport retries (timeouts, 429, 5xx).
+        invalid_outputs: Structured replies that failed validation (retried or not).
+        errors: Requests that ended in an error.
+    """
+
+    requests: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+    invalid_outputs: int = 0
+    errors: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """Return the counters as a plain dict."""
+        return asdict(self)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What every backend offers. Batch-first: one call takes a whole list of requests.
+
+    Attributes:
+        kind: ``openai``, ``vllm`` or ``embedded``.
+        model_id: The model identity used in cache keys and results.
+        usage: Counters since the backend was created.
+        notice: A line the CLI must show the user (e.g. the embedded model's caveat), or None.
+    """
+
+    kind: str
+    model_id: str
+    usage: Usage
+    notice: str | None
+
+    def generate(
+        self, requests: Sequence[Request], *, on_result: OnResult | None = None
+    ) -> list[Result]:
+        """Answer every request; results come back in request order.
+
+        Args:
+            requests: The requests.
+            on_result: Called once per request as soon as its result is final (any order),
+                e.g. to advance a progress bar or journal results.
+
+        Returns:
+            One result per request, in order. Per-request failures are results with
+            ``error`` set, never exceptions.
+
+        Raises:
+            BackendError: When the backend cannot work at all.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections, engines and the cache."""
+        ...
+
+
+@dataclass
+class Completion:
+    """One raw reply from a model (what the cache stores)."""
+
+    text: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the cached form (without the ``cached`` flag)."""
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+@dataclass
+class CallFailure:
+    """A call that produced no reply (rejected, or failed after every transport retry)."""
+
+    kind: Literal["rejected", "request_failed"]
+    message: str
+
+
+@dataclass
+class Call:
+    """One model call: the request it serves and the exact messages of this attempt."""
+
+    request: Request
+    messages: list[dict[str, str]]
+    key: str
+
+
+class BackendBase:
+    """Shared machinery: cache keys, cache lookups, validation, repairs, usage.
+
+    Subclasses set ``kind`` and ``model_id`` and implement ``generate`` with the helpers
+    below (``_call``, ``_lookup``, ``_store``, ``_assess``, ``_repair``, ``_finish``).
+    """
+
+    kind: ClassVar[str] = "base"
+    notice: str | None = None
+
+    def __init__(
+        self, *, model_id: str, cache: ResponseCache | None = None, max_output_retries: int = 2
+    ):
+        if max_output_retries < 0:
+            raise ValueError("max_output_retries must be >= 0")
+        self.model_id = model_id
+        self.cache = cache
+        self.max_output_retries = max_output_retries
+        self.usage = Usage()
+
+    # -- cache ---------------------------------------------------------------------------
+
+    def cache_key(self, request: Request, messages: list[dict[str, str]]) -> str:
+        """Return the cache key of one attempt of ``request`` with ``messages``.
+
+        The key covers what changes the output (backend kind, model identity, messages,
+        sampling, sample index, schema and how it is sent) and nothing that doesn't (request
+        id, concurrency, timeouts, retry settings).
+
+        Args:
+            request: The request.
+            messages: The exact messages sent in this attempt (repairs included).
+
+        Returns:
+            A hex SHA-256 digest.
+        """
+        payload = {
+            "format": CACHE_FORMAT,
+            "backend": self.kind,
+            "model": self.model_id,
+            "messages": messages,
+            "sampling": request.sampling.model_dump(mode="json"),
+            "sample": request.sample,
+            "schema": request.json_schema(),
+            "schema_name": request.response_format_name() if request.schema_model else None,
+            "options": self.output_options(),
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def output_options(self) -> dict[str, Any]:
+        """Backend settings that change outputs (part of every cache key)."""
+        return {}
+
+    def _call(self, request: Request, messages: list[dict[str, str]] | None = None) -> Call:
+        msgs = messages if messages is not None else [m.model_dump() for m in request.messages]
+        return Call(request=request, messages=msgs, key=self.cache_key(request, msgs))
+
+    def _lookup(self, call: Call) -> Completion | None:
+        if self.cache is None:
+            return None
+        data = self.cache.get(call.key)
+        if data is None:
+            return None
+        self.usage.cache_hits += 1
+        return Completion(
+            text=data["text"],
+            finish_reason=data.get("finish_reason"),
+            prompt_tokens=int(data.get("prompt_tokens") or 0),
+            completion_tokens=int(data.get("completion_tokens") or 0),
+            cached=True,
+        )
+
+    def _store(self, call: Call, completion: Completion) -> None:
+        self.usage.model_calls += 1
+        self.usage.prompt_tokens += completion.prompt_tokens
+        self.usage.completion_tokens += completion.completion_tokens
+        if self.cache is not None:
+            self.cache.put(call.key, completion.to_json(), model=self.model_id)
+
+    # -- validation ------------------------------------------------------------------------
+
+    def _assess(self, request: Request, completion: Completion) -> tuple[Any, str | None, bool]:
+        """Validate one reply.
+
+        Returns:
+            ``(parsed, error, truncated)``: the parsed object (None for free text or on
+            error), the validation error message or None, and whether the reply was cut at
+            ``max_tokens``.
+        """
+        if request.schema_model is None:
+            return None, None, False
+        truncated = completion.finish_reason == "length"
+        try:
+            parsed = request.schema_model.model_validate_json(completion.text)
+        except ValidationError as exc:
+            self.usage.invalid_outputs += 1
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                for err in exc.errors()[:5]
+            )
+            if truncated:
+                problems = f"cut at max_tokens={request.sampling.max_tokens} ({problems})"
+            return None, problems, truncated
+        return parsed, None, False
+
+    def _repair(self, call: Call, text: str, error: str) -> Call:
+        """Return the next attempt: the conversation plus the bad reply and what was wrong."""
+        messages = [
+            *call.messages,
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": REPAIR_PROMPT.format(error=error)},
+        ]
+        return self._call(call.request, messages)
+
+    def _finish(
+        self,
+        request: Request,
+        *,
+        completion: Completion | None,
+        parsed: Any = None,
+        error: str | None = None,
+        error_kind: ErrorKind | None = None,
+        attempts: int,
+        all_cached: bool,
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> Result:
+        self.usage.requests += 1
+        if error is not None:
+            self.usage.errors += 1
+        return Result(
+            request_id=request.id,
+            model=self.model_id,
+            text=None if completion is None else completion.text,
+            parsed=parsed,
+            error=error,
+            error_kind=error_kind,
+            finish_reason=None if completion is None else completion.finish_reason,
+            attempts=attempts,
+            cached=all_cached and attempts > 0,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+
+    def close(self) -> None:
+        """Close the cache (subclasses release their own resources first)."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> BackendBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AttemptState:
+    """The progress of one request through its attempts (used by every backend)."""
+
+    def __init__(self, backend: BackendBase, request: Request):
+        self.backend = backend
+        self.request = request
+        self.call = backend._call(request)
+        self.attempts = 0
+        self.all_cached = True
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.last: Completion | None = None
+        self.result: Result | None = None
+
+    def take(self, completion: Completion) -> bool:
+        """Take one reply; return True when the request is finished."""
+        backend = self.backend
+        self.attempts += 1
+        self.last = completion
+        if not completion.cached:
+            self.all_cached = False
+            self.prompt_tokens += completion.prompt_tokens
+            self.completion_tokens += completion.completion_tokens
+        parsed, error, truncated = backend._assess(self.request, completion)
+        if error is None:
+            self.result = self._finish(completion, parsed=parsed)
+            return True
+        if self.attempts > backend.max_output_retries:
+            kind: ErrorKind = "truncated" if truncated else "invalid_output"
+            message = f"reply not valid for {self.request.response_format_name()} after "
+            message += f"{self.attempts} attempt(s): {error}"
+            self.result = self._finish(completion, error=message, error_kind=kind)
+            return True
+        self.call = backend._repair(self.call, completion.text, error)
+        return False
+
+    def fail(self, failure: CallFailure) -> None:
+        """Record a call that produced no reply; the request is finished."""
+        self.all_cached = False
+        self.result = self._finish(self.last, error=failure.message, error_kind=failure.kind)
+
+    def _finish(self, completion: Completion | None, **kwargs: Any) -> Result:
+        return self.backend._finish(
+            self.request,
+            completion=completion,
+            attempts=self.attempts,
+            all_cached=self.all_cached,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            **kwargs,
+        )

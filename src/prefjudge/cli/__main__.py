@@ -1,0 +1,6 @@
+"""``python -m prefjudge.cli``."""
+
+from prefjudge.cli import main
+
+if __name__ == "__main__":
+    main()

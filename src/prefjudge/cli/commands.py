@@ -1,0 +1,8 @@
+"""Imports every command module so each registers itself on the ``main`` group."""
+
+from prefjudge.cli import (  # noqa: F401
+    instructions_cmd,
+    models_cmd,
+    rank_cmd,
+    score_cmd,
+)

@@ -1,0 +1,418 @@
+"""Backend configuration: CLI flags over an optional ``prefjudge.toml``, and run reporting.
+
+Precedence, lowest first: built-in defaults, the ``[backend]`` table, the stage's own
+``[backend.<stage>]`` table, then command-line flags::
+
+    # prefjudge.toml
+    [backend]
+    kind = "openai"                      # openai | vllm | embedded
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "Qwen/Qwen2.5-Coder-7B-Instruct"
+    api_key_env = "OPENAI_API_KEY"       # the variable's name, never the key itself
+    max_concurrency = 16
+    cache = ".prefjudge-cache.sqlite"    # relative paths are relative to this file
+
+    [backend.engine_args]                # vllm.LLM(...) arguments (vllm, embedded)
+    tensor_parallel_size = 2
+
+    [backend.judge]                      # overrides for the `judge` stage only
+    model = "meta-llama/Llama-3.3-70B-Instruct"
+
+Commands take the flags with :func:`backend_options`, which hands them a validated
+:class:`BackendConfig`; :func:`prefjudge.backends.create_backend` builds the backend.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import click
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from prefjudge.backends.base import Backend, OnResult, Result, Sampling
+
+BackendKind = Literal["openai", "vllm", "embedded"]
+CONFIG_NAME = "prefjudge.toml"
+PATH_FIELDS = ("cache", "checkpoint_dir")
+
+
+class ConfigError(ValueError):
+    """A configuration file or flag is wrong (says where)."""
+
+
+class BackendConfig(BaseModel):
+    """Everything needed to build a backend and the default sampling of a stage.
+
+    Attributes:
+        kind: ``openai`` (any OpenAI-compatible HTTP endpoint), ``vllm`` (in-process
+            engine) or ``embedded`` (SmolLM2-135M via vLLM; chance-level judge).
+        model: Model name (openai), or model name/folder (vllm).
+        base_url: Endpoint of an OpenAI-compatible server; None means OpenAI's.
+        api_key_env: Name of the environment variable that holds the API key.
+        model_id: Model identity for the cache (defaults to the model name).
+        max_concurrency: Most HTTP requests in flight at once.
+        timeout: Seconds one HTTP request may take.
+        max_retries: Transport retries per call (timeouts, 429, 5xx).
+        max_output_retries: Repair attempts for structured replies that fail validation.
+        strict_schema: Send ``strict: true`` with JSON schemas (OpenAI strict mode).
+        extra_body: Extra JSON fields for every HTTP request.
+        engine_args: ``vllm.LLM`` keyword arguments (vllm, embedded).
+        checkpoint_dir: Where the embedded model's converted checkpoint lives.
+        cache: Response cache file (default ``~/.cache/prefjudge/responses.sqlite``).
+        no_cache: Neither read nor write the response cache.
+        temperature: Default sampling temperature for the stage.
+        top_p: Default nucleus mass.
+        max_tokens: Default reply length limit.
+        seed: Default sampling seed.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: BackendKind = "openai"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    model_id: str | None = None
+    max_concurrency: int = Field(default=8, ge=1)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    max_output_retries: int = Field(default=2, ge=0)
+    strict_schema: bool = False
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    engine_args: dict[str, Any] = Field(default_factory=dict)
+    checkpoint_dir: str | None = None
+    cache: str | None = None
+    no_cache: bool = False
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    seed: int | None = None
+
+    def cache_path(self) -> Path:
+        """Return the response cache file this configuration uses."""
+        from prefjudge.backends.cache import default_cache_path
+
+        return Path(self.cache).expanduser() if self.cache else default_cache_path()
+
+    def sampling(self, **stage_defaults: Any) -> Sampling:
+        """Return sampling parameters: the user's settings over the stage's defaults.
+
+        Args:
+            **stage_defaults: The stage's own defaults (e.g. ``max_tokens=300``); a value
+                the user set in ``prefjudge.toml`` or by a flag wins over them.
+
+        Returns:
+            The sampling parameters.
+        """
+        from prefjudge.backends.base import Sampling
+
+        values: dict[str, Any] = {}
+        for name in ("temperature", "top_p", "max_tokens", "seed"):
+            if name in self.model_fields_set or name not in stage_defaults:
+                values[name] = getattr(self, name)
+            else:
+                values[name] = stage_defaults[name]
+        if "stop" in stage_defaults:
+            values["stop"] = tuple(stage_defaults["stop"])
+        return Sampling(**values)
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """Return the configuration file to read, if any.
+
+    Args:
+        explicit: A path given with ``--config`` (must exist).
+
+    Returns:
+        ``explicit``, else ``$PREFJUDGE_CONFIG``, else ``./prefjudge.toml`` when it exists,
+        else None.
+
+    Raises:
+        ConfigError: When an explicitly named file does not exist.
+    """
+    named = explicit or os.environ.get("PREFJUDGE_CONFIG")
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"configuration file not found: {path}")
+        return path
+    local = Path.cwd() / CONFIG_NAME
+    return local if local.is_file() else None
+
+
+def _read_backend_tables(path: Path, stage: str | None) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    table = data.get("backend", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [backend] must be a table")
+    fields = set(BackendConfig.model_fields)
+    merged = {k: v for k, v in table.items() if k in fields}
+    stages = {k: v for k, v in table.items() if k not in fields}
+    for name, value in stages.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: unknown setting backend.{name}")
+    if stage is not None and stage in stages:
+        unknown = set(stages[stage]) - fields
+        if unknown:
+            raise ConfigError(f"{path}: unknown setting(s) in [backend.{stage}]: {sorted(unknown)}")
+        merged.update(stages[stage])
+    for name in PATH_FIELDS:
+        if isinstance(merged.get(name), str):
+            value = Path(merged[name]).expanduser()
+            merged[name] = str(value if value.is_absolute() else path.parent / value)
+    return merged
+
+
+def load_backend_config(
+    config_file: str | os.PathLike[str] | None = None,
+    *,
+    stage: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> BackendConfig:
+    """Merge defaults, ``prefjudge.toml`` and flags into a :class:`BackendConfig`.
+
+    Args:
+        config_file: An explicit configuration file (else see :func:`find_config_file`).
+        stage: The stage whose ``[backend.<stage>]`` table applies (e.g. ``judge``).
+        overrides: Flag values; None values mean "not given".
+
+    Returns:
+        The validated configuration.
+
+    Raises:
+        ConfigError: On an unreadable file, unknown settings or invalid values.
+    """
+    path = find_config_file(config_file)
+    merged: dict[str, Any] = _read_backend_tables(path, stage) if path else {}
+    for name, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if name in ("engine_args", "extra_body"):
+            merged[name] = {**merged.get(name, {}), **value}
+        else:
+            merged[name] = value
+    try:
+        return BackendConfig.model_validate(merged)
+    except ValidationError as exc:
+        where = f"{path} + flags" if path else "flags"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid backend settings ({where}): {problems}") from exc
+
+
+def _parse_pairs(pairs: tuple[str, ...], flag: str) -> dict[str, Any] | None:
+    if not pairs:
+        return None
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=flag)
+        try:
+            out[key.replace("-", "_")] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.replace("-", "_")] = raw
+    return out
+
+
+_FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+    click.option(
+        "--config",
+        "pj_config",
+        type=click.Path(dir_okay=False),
+        help=f"Configuration file (default: ./{CONFIG_NAME} when present).",
+    ),
+    click.option(
+        "--backend",
+        "pj_kind",
+        type=click.Choice(["openai", "vllm", "embedded"]),
+        help="Model backend: an OpenAI-compatible server, in-process vLLM, or the embedded "
+        "SmolLM2 (chance-level; for smoke runs).",
+    ),
+    click.option("--model", "pj_model", help="Model name (openai) or name/folder (vllm)."),
+    click.option("--base-url", "pj_base_url", help="OpenAI-compatible endpoint, e.g. URL/v1."),
+    click.option(
+        "--api-key-env",
+        "pj_api_key_env",
+        metavar="NAME",
+        help="Environment variable holding the API key [OPENAI_API_KEY].",
+    ),
+    click.option("--model-id", "pj_model_id", help="Model identity for the cache."),
+    click.option(
+        "--max-concurrency", "pj_max_concurrency", type=int, help="HTTP requests in flight [8]."
+    ),
+    click.option("--timeout", "pj_timeout", type=float, help="Seconds per HTTP request [120]."),
+    click.option(
+        "--max-retries", "pj_max_retries", type=int, help="Retries on timeouts/429/5xx [6]."
+    ),
+    click.option(
+        "--max-output-retries",
+        "pj_max_output_retries",
+        type=int,
+        help="Retries of replies that fail schema validation [2].",
+    ),
+    click.option(
+        "--engine-arg",
+        "pj_engine_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="vllm.LLM argument (repeatable), e.g. tensor_parallel_size=2.",
+    ),
+    click.option("--temperature", "pj_temperature", type=float, help="Sampling temperature."),
+    click.option("--max-tokens", "pj_max_tokens", type=int, help="Reply length limit."),
+    click.option("--seed", "pj_seed", type=int, help="Sampling seed."),
+    click.option(
+        "--cache",
+        "pj_cache",
+        type=click.Path(dir_okay=False),
+        help="Response cache file [~/.cache/prefjudge/responses.sqlite].",
+    ),
+    click.option("--no-cache", "pj_no_cache", is_flag=True, help="Do not use the response cache."),
+]
+
+
+def backend_options(stage: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a click command with the backend flags; it receives ``backend_config``.
+
+    Args:
+        stage: Stage name whose ``[backend.<stage>]`` table applies.
+
+    Returns:
+        A decorator. The command gets a keyword argument ``backend_config``
+        (:class:`BackendConfig`) instead of the individual flags.
+    """
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            flags = {k[3:]: kwargs.pop(k) for k in list(kwargs) if k.startswith("pj_")}
+            config_file = flags.pop("config")
+            flags["engine_args"] = _parse_pairs(flags.pop("engine_args"), "--engine-arg")
+            if not flags["no_cache"]:
+                flags["no_cache"] = None
+            try:
+                kwargs["backend_config"] = load_backend_config(
+                    config_file, stage=stage, overrides=flags
+                )
+            except ConfigError as exc:
+                raise click.UsageError(str(exc)) from exc
+            return func(*args, **kwargs)
+
+        for option in reversed(_FLAGS):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
+
+
+# -- reporting (CLI side: stage logic never prints) -----------------------------------------
+
+
+@contextmanager
+def backend_progress(
+    console: Console, total: int, description: str = "model calls"
+) -> Iterator[OnResult]:
+    """Show a progress bar over requests; yields the ``on_result`` callback to pass.
+
+    Args:
+        console: Where to draw (normally stderr).
+        total: Number of requests.
+        description: Label of the bar.
+
+    Yields:
+        A callback that advances the bar by one result.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task(description, total=total)
+
+    def advance(_result: Result) -> None:
+        progress.advance(task)
+
+    with progress:
+        yield advance
+
+
+def usage_table(backend: Backend, *, elapsed: float | None = None) -> Table:
+    """Return a table of the backend's usage (requests, tokens, cache hits, errors).
+
+    Args:
+        backend: The backend after the run.
+        elapsed: Wall-clock seconds of the run, when known.
+
+    Returns:
+        A rich table.
+    """
+    from rich.table import Table
+
+    usage = backend.usage
+    table = Table(title=f"model usage: {backend.kind} · {backend.model_id}", title_justify="left")
+    for name in (
+        "requests",
+        "model calls",
+        "cache hits",
+        "prompt tokens",
+        "completion tokens",
+        "retries",
+        "invalid outputs",
+        "errors",
+    ):
+        table.add_column(name, justify="right")
+    row = [
+        usage.requests,
+        usage.model_calls,
+        usage.cache_hits,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.retries,
+        usage.invalid_outputs,
+        usage.errors,
+    ]
+    if elapsed is not None:
+        table.add_column("seconds", justify="right")
+        row.append(round(elapsed, 1))
+    table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
+    return table
+
+
+def report_usage(console: Console, backend: Backend, *, started: float | None = None) -> None:
+    """Print the backend's notice (if any) and its usage table; call at the end of a run.
+
+    Args:
+        console: Where to print.
+        backend: The backend after the run.
+        started: ``time.monotonic()`` at the start of the run, to show the elapsed time.
+    """
+    elapsed = None if started is None else time.monotonic() - started
+    if backend.notice:
+        console.print(f"[yellow]note:[/yellow] {backend.notice}")
+    console.print(usage_table(backend, elapsed=elapsed))

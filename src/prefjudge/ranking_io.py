@@ -1,0 +1,500 @@
+"""Reading the inputs of ``prefjudge rank`` and ``prefjudge correlate``, with file:line errors.
+
+Battles, per-model score tables, Elo tables, alias files and scored records can come as
+CSV, JSON (an array of objects, or an object holding one under ``ratings``/``models``)
+or JSONL; ``.gz`` is decompressed transparently. Every problem is reported with its
+file, line (record number for JSON arrays) and field, all at once.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from prefjudge.io import InputError, InputIssue, open_text
+
+CANONICAL_WINNERS = ("model_a", "model_b", "tie")
+_MAX_ISSUES = 200
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record of a table file.
+
+    Attributes:
+        line: 1-based line where the record starts (JSON arrays: 0).
+        where: Field prefix locating the record inside a JSON array (``[3].``), else ``""``.
+        data: Column → value.
+    """
+
+    line: int
+    where: str
+    data: dict[str, Any]
+
+
+def _format(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix, kind in ((".csv", "csv"), (".tsv", "tsv"), (".jsonl", "jsonl"),
+                         (".ndjson", "jsonl"), (".json", "json")):
+        if name.endswith(suffix):
+            return kind
+    with open_text(path) as handle:
+        head = handle.read(4096).lstrip()
+    if head.startswith("["):
+        return "json"
+    if head.startswith("{"):
+        return "jsonl"
+    return "csv"
+
+
+def iter_rows(path: str | os.PathLike[str]) -> Iterator[Row]:
+    """Yield the records of a CSV/TSV, JSON or JSONL file.
+
+    Args:
+        path: Table file (optionally gzipped).
+
+    Yields:
+        Records with their location.
+
+    Raises:
+        InputError: On unreadable JSON or a JSON file that holds no list of objects.
+    """
+    path = Path(path)
+    kind = _format(path)
+    if kind in ("csv", "tsv"):
+        yield from _iter_csv(path, "\t" if kind == "tsv" else ",")
+    elif kind == "jsonl":
+        yield from _iter_jsonl(path)
+    else:
+        yield from _iter_json(path)
+
+
+def _open_csv(path: Path) -> IO[str]:
+    """Open for the csv module: ``newline=""`` keeps line breaks inside quoted fields."""
+    with path.open("rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    if gzipped:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")
+
+
+def _iter_csv(path: Path, delimiter: str) -> Iterator[Row]:
+    with _open_csv(path) as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        previous_end = 1  # the header line
+        for record in reader:
+            start, previous_end = previous_end + 1, reader.line_num
+            data = {k: v for k, v in record.items() if k is not None}
+            yield Row(start, "", data)
+
+
+def _iter_jsonl(path: Path) -> Iterator[Row]:
+    spath = str(path)
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    [InputIssue(spath, number, "", f"not valid JSON ({exc.msg})")]
+                ) from exc
+            if not isinstance(data, dict):
+                raise InputError([InputIssue(spath, number, "", "expected a JSON object")])
+            yield Row(number, "", data)
+
+
+def _iter_json(path: Path) -> Iterator[Row]:
+    spath = str(path)
+    with open_text(path) as handle:
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                [InputIssue(spath, exc.lineno, "", f"not valid JSON ({exc.msg})")]
+            ) from exc
+    if isinstance(data, dict):
+        for key in ("ratings", "models", "rows", "data"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+        else:
+            if all(isinstance(v, dict) for v in data.values()):
+                data = [{"model": k, **v} for k, v in data.items()]
+    if not isinstance(data, list):
+        raise InputError([InputIssue(spath, 0, "", "expected a JSON array of objects")])
+    for index, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise InputError([InputIssue(spath, 0, f"[{index}]", "expected a JSON object")])
+        yield Row(0, f"[{index}].", item)
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _label(value: Any) -> list[str]:
+    """Lookup keys for a winner label: as written, and integers written as floats."""
+    text = str(value).strip()
+    keys = [text]
+    try:
+        number = float(text)
+    except ValueError:
+        return keys
+    if number.is_integer():
+        keys.append(str(int(number)))
+    return keys
+
+
+@dataclass(frozen=True)
+class BattleColumns:
+    """Where the battle fields are in the input file.
+
+    Attributes:
+        model_a: Column of the first model.
+        model_b: Column of the second model.
+        winner: Column of the outcome.
+        weight: Column of the optional weight.
+        category: Column of the optional category (or any ``--by`` column).
+    """
+
+    model_a: str = "model_a"
+    model_b: str = "model_b"
+    winner: str = "winner"
+    weight: str = "weight"
+    category: str = "category"
+
+
+def _winner(raw: Any, mapping: Mapping[str, str]) -> str | None:
+    for key in _label(raw):
+        found = mapping.get(key) or (key if key in CANONICAL_WINNERS else None)
+        if found:
+            return found
+    return None
+
+
+def _parse_battle(
+    row: Row, cols: BattleColumns, mapping: Mapping[str, str]
+) -> tuple[tuple[str, str, str, float, str | None] | None, list[tuple[str, str]]]:
+    """Validate one battle row: ``(battle or None, [(field, problem), ...])``."""
+    problems: list[tuple[str, str]] = []
+    names = []
+    for field in (cols.model_a, cols.model_b):
+        value = row.data.get(field)
+        if _missing(value):
+            problems.append((field, "missing model name"))
+        elif not isinstance(value, str):
+            problems.append((field, f"model name must be a string, got {value!r}"))
+        names.append(value)
+    if not problems and names[0] == names[1]:
+        problems.append((cols.model_b, f"model_a and model_b are the same model {names[0]!r}"))
+    raw = row.data.get(cols.winner)
+    winner = None if _missing(raw) else _winner(raw, mapping)
+    if _missing(raw):
+        problems.append((cols.winner, "missing winner"))
+    elif winner is None:
+        accepted = ", ".join(sorted(set(CANONICAL_WINNERS) | set(mapping)))
+        problems.append((cols.winner, f"unknown winner label {str(raw)!r}; expected one of "
+                         f"{accepted} (map others with --winner-map, "
+                         "e.g. --winner-map left=model_a,right=model_b)"))
+    weight = 1.0
+    raw_weight = row.data.get(cols.weight)
+    if not _missing(raw_weight):
+        try:
+            weight = float(raw_weight)
+        except (TypeError, ValueError):
+            problems.append((cols.weight, f"weight must be a number, got {raw_weight!r}"))
+        else:
+            if not math.isfinite(weight) or weight < 0:
+                problems.append((cols.weight,
+                                 f"weight must be finite and >= 0, got {raw_weight!r}"))
+    if problems:
+        return None, problems
+    raw_category = row.data.get(cols.category)
+    category = None if _missing(raw_category) else str(raw_category)
+    return (names[0], names[1], winner, weight, category), []
+
+
+def read_battles(
+    path: str | os.PathLike[str],
+    *,
+    columns: BattleColumns | None = None,
+    winner_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+) -> tuple[pd.DataFrame, list[InputIssue]]:
+    """Read and validate battles.
+
+    The winner must be ``model_a``, ``model_b`` or ``tie``, or a label that
+    ``winner_map`` maps to one of those (e.g. ``{"left": "model_a"}``).
+
+    Args:
+        path: CSV/JSON/JSONL file.
+        columns: Column names (defaults: the :class:`prefjudge.records.Battle` fields).
+        winner_map: Extra winner labels → canonical label.
+        skip_invalid: Return invalid rows as issues instead of raising.
+
+    Returns:
+        ``(battles, issues)``: a frame with columns ``model_a, model_b, winner, weight,
+        category, line``, and one issue per problem in the rows left out (the first
+        200, then one issue counting the rest).
+
+    Raises:
+        InputError: On invalid rows (unless ``skip_invalid``), an empty file, or when
+            no valid battle remains.
+        ValueError: When ``winner_map`` maps to something other than a canonical label.
+    """
+    spath = str(path)
+    cols = columns or BattleColumns()
+    mapping = {str(k).strip(): v for k, v in (winner_map or {}).items()}
+    for label in mapping.values():
+        if label not in CANONICAL_WINNERS:
+            raise ValueError(f"winner map target {label!r} must be one of {CANONICAL_WINNERS}")
+    issues: list[InputIssue] = []
+    unlisted = 0
+    battles: list[tuple[str, str, str, float, str | None, int]] = []
+    seen_rows = 0
+    for row in iter_rows(path):
+        seen_rows += 1
+        battle, problems = _parse_battle(row, cols, mapping)
+        if battle is not None:
+            battles.append((*battle, row.line))
+        elif len(issues) < _MAX_ISSUES:
+            issues.extend(InputIssue(spath, row.line, row.where + field, message)
+                          for field, message in problems)
+        else:
+            unlisted += 1
+    if seen_rows == 0:
+        raise InputError([InputIssue(spath, 0, "", "no battles in the file (it is empty)")])
+    if unlisted:
+        issues.append(InputIssue(spath, 0, "", f"{unlisted} more invalid rows not listed"))
+    if issues and not skip_invalid:
+        raise InputError(issues)
+    if not battles:
+        raise InputError([InputIssue(spath, 0, "", "no valid battle in the file"), *issues])
+    columns_out = ["model_a", "model_b", "winner", "weight", "category", "line"]
+    return pd.DataFrame(battles, columns=columns_out), issues
+
+
+def parse_winner_map(text: str | None) -> dict[str, str]:
+    """Parse ``label=canonical,label=canonical`` (e.g. ``left=model_a,right=model_b``).
+
+    Args:
+        text: The option value (None or empty: no extra labels).
+
+    Returns:
+        Label → canonical winner.
+
+    Raises:
+        ValueError: On a malformed pair or a target that is not canonical.
+    """
+    mapping: dict[str, str] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValueError(f"winner map entry {part!r} is not LABEL=TARGET")
+        label, target = (s.strip() for s in part.split("=", 1))
+        if target not in CANONICAL_WINNERS:
+            raise ValueError(
+                f"winner map target {target!r} must be one of {', '.join(CANONICAL_WINNERS)}"
+            )
+        mapping[label] = target
+    return mapping
+
+
+def read_model_table(
+    path: str | os.PathLike[str],
+    model_col: str,
+    value_cols: list[str],
+) -> pd.DataFrame:
+    """Read a per-model table of numbers (scores or Elo ratings).
+
+    Empty cells become NaN (the caller lists such models); text that is not a number,
+    a missing column, a missing model name or a model named twice is an error.
+
+    Args:
+        path: CSV/JSON/JSONL file.
+        model_col: Column holding the model name.
+        value_cols: Numeric columns to read.
+
+    Returns:
+        A frame with ``model`` and the value columns (in file order) plus ``line``.
+
+    Raises:
+        InputError: On any of the problems above, or an empty file.
+    """
+    path = Path(path)
+    spath = str(path)
+    issues: list[InputIssue] = []
+    records: list[dict[str, Any]] = []
+    first_line: dict[str, int | str] = {}
+    header_checked = False
+    for row in iter_rows(path):
+        if not header_checked:
+            header_checked = True
+            absent = [c for c in [model_col, *value_cols] if c not in row.data]
+            if absent and row.where == "":
+                shown = ", ".join(sorted(row.data))
+                raise InputError([InputIssue(spath, row.line, c,
+                                             f"no such column (columns: {shown})")
+                                  for c in absent])
+        name = row.data.get(model_col)
+        if _missing(name):
+            issues.append(InputIssue(spath, row.line, row.where + model_col, "missing model name"))
+            continue
+        name = str(name).strip()
+        if name in first_line:
+            issues.append(InputIssue(spath, row.line, row.where + model_col,
+                                     f"model {name!r} appears twice "
+                                     f"(first at {first_line[name]})"))
+            continue
+        first_line[name] = row.line or row.where.rstrip(".")
+        record: dict[str, Any] = {"model": name, "line": row.line}
+        for col in value_cols:
+            value = row.data.get(col)
+            if _missing(value):
+                record[col] = math.nan
+                continue
+            try:
+                record[col] = float(value)
+            except (TypeError, ValueError):
+                issues.append(InputIssue(spath, row.line, row.where + col,
+                                         f"not a number: {value!r}"))
+                record[col] = math.nan
+        records.append(record)
+    if not header_checked:
+        raise InputError([InputIssue(spath, 0, "", "the file is empty")])
+    if issues:
+        raise InputError(issues)
+    return pd.DataFrame(records, columns=["model", *value_cols, "line"])
+
+
+def is_scored_records(path: str | os.PathLike[str]) -> bool:
+    """Whether a file looks like ``prefjudge score`` output (JSONL with scored samples).
+
+    Args:
+        path: Input file.
+
+    Returns:
+        True when it is JSONL whose first record has ``if_instruction`` or ``func``.
+    """
+    path = Path(path)
+    if _format(path) != "jsonl":
+        return False
+    for row in _iter_jsonl(path):
+        return "if_instruction" in row.data or "func" in row.data
+    return False
+
+
+def read_scored_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read the fields of scored records that the correlation needs.
+
+    Args:
+        path: JSONL written by ``prefjudge score``.
+
+    Returns:
+        Dicts with ``model``, ``if_instruction`` (float or None), ``func_pass`` (bool or
+        None when the record has no functional result) and ``n_instructions``.
+
+    Raises:
+        InputError: On a record without a model name, a non-numeric
+            ``if_instruction``, or a ``func`` without a ``status``.
+    """
+    spath = str(path)
+    issues: list[InputIssue] = []
+    out: list[dict[str, Any]] = []
+    for row in _iter_jsonl(Path(path)):
+        data = row.data
+        model = data.get("model")
+        if not isinstance(model, str) or not model.strip():
+            issues.append(InputIssue(spath, row.line, "model", "missing model name"))
+            continue
+        if_value = data.get("if_instruction")
+        if if_value is not None and (isinstance(if_value, bool)
+                                     or not isinstance(if_value, int | float)):
+            issues.append(InputIssue(spath, row.line, "if_instruction",
+                                     f"must be a number or null, got {if_value!r}"))
+            continue
+        func = data.get("func")
+        func_pass = None
+        if func is not None:
+            if not isinstance(func, dict) or not isinstance(func.get("status"), str):
+                issues.append(InputIssue(spath, row.line, "func",
+                                         'must be null or an object with a "status"'))
+                continue
+            func_pass = func["status"] == "pass"
+        instructions = data.get("instructions")
+        out.append({
+            "model": model,
+            "if_instruction": None if if_value is None else float(if_value),
+            "func_pass": func_pass,
+            "n_instructions": len(instructions) if isinstance(instructions, list) else None,
+        })
+    if issues:
+        raise InputError(issues)
+    if not out:
+        raise InputError([InputIssue(spath, 0, "", "no scored records in the file (it is empty)")])
+    return out
+
+
+def read_aliases(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read a model-name alias file: score-table name → Elo-table name.
+
+    Accepted forms: a JSON object ``{"name in scores": "name in Elo table"}``, or a
+    CSV/JSONL table with columns ``score_model`` and ``elo_model``.
+
+    Args:
+        path: Alias file.
+
+    Returns:
+        The mapping.
+
+    Raises:
+        InputError: On a malformed file or a name mapped twice.
+    """
+    path = Path(path)
+    spath = str(path)
+    if _format(path) == "json":
+        with open_text(path) as handle:
+            try:
+                data = json.load(handle)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    [InputIssue(spath, exc.lineno, "", f"not valid JSON ({exc.msg})")]
+                ) from exc
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            return {str(k): v for k, v in data.items()}
+    aliases: dict[str, str] = {}
+    issues: list[InputIssue] = []
+    for row in iter_rows(path):
+        source, target = row.data.get("score_model"), row.data.get("elo_model")
+        if _missing(source) or _missing(target):
+            issues.append(InputIssue(spath, row.line, row.where + "score_model/elo_model",
+                                     "expected columns score_model and elo_model"))
+            continue
+        source, target = str(source).strip(), str(target).strip()
+        if source in aliases and aliases[source] != target:
+            issues.append(InputIssue(spath, row.line, row.where + "score_model",
+                                     f"{source!r} is mapped twice"))
+            continue
+        aliases[source] = target
+    if issues:
+        raise InputError(issues)
+    return aliases

@@ -1,0 +1,27 @@
+"""Run untrusted, model-written code against benchmark tests in an isolated sandbox.
+
+Public API:
+
+- :class:`SandboxLimits` -- wall/CPU time, memory, processes, file size, disk, output.
+- :func:`run_functional` -- run ``(task, code)`` jobs in parallel, one sandbox each.
+- :func:`isolation_report` -- what the sandbox enforces here (and loudly, what not).
+
+How a run is isolated depends on what the machine allows (see
+:mod:`prefjudge.sandbox.isolation`): as root, fresh namespaces plus a per-run
+unprivileged uid; otherwise a user namespace; failing both, resource limits only,
+which :func:`isolation_report` flags with a warning. Statuses are defined in
+:mod:`prefjudge.sandbox.adapters`. Nothing here prints.
+"""
+
+from prefjudge.sandbox.detect import SandboxUnavailableError, isolation_report, resolve_isolation
+from prefjudge.sandbox.functional import run_functional, run_one
+from prefjudge.sandbox.limits import SandboxLimits
+
+__all__ = [
+    "SandboxLimits",
+    "SandboxUnavailableError",
+    "isolation_report",
+    "resolve_isolation",
+    "run_functional",
+    "run_one",
+]

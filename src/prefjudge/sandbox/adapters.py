@@ -1,0 +1,158 @@
+"""One adapter per test format: what the harness gets, and how its outcome reads.
+
+Statuses (the same for every format):
+
+``pass``
+    The harness finished every test and all passed.
+``fail``
+    A test failed or raised, the code does not compile or crashed, it exited or was
+    killed before the tests finished (``sys.exit``/``os._exit`` in a test, killing its
+    parent, a signal), it flooded stdout/stderr past the cap, or it ran out of memory.
+``timeout``
+    The wall-clock limit, the CPU-time limit, or (HumanEval+/MBPP+) the per-input time
+    limit was reached.
+``error``
+    prefjudge could not judge the code: the sandbox could not be set up, the task has no
+    usable tests, the reference solution fails, or the code (or its tests) imports a
+    top-level module that is not installed here -- a missing library is the
+    environment's fault, not the model's; the detail names the module.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from prefjudge.records import FuncResult, Task
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.process import EXIT_EXEC_FAILED, RunOutcome
+
+DETAIL_MAX = 2000
+
+
+class TaskNotRunnableError(ValueError):
+    """The task lacks what its test format needs."""
+
+
+def evalplus_dataset(task: Task) -> str:
+    """``mbpp`` or ``humaneval``: which EvalPlus special oracles apply to the task."""
+    dataset = task.metadata.get("evalplus_dataset")
+    if dataset in ("mbpp", "humaneval"):
+        return dataset
+    return "mbpp" if task.task_id.lower().startswith("mbpp") else "humaneval"
+
+
+def _require(condition: object, task: Task, what: str) -> None:
+    if not condition:
+        raise TaskNotRunnableError(f"task {task.task_id} ({task.test_format}) has no {what}")
+
+
+def candidate_payload(task: Task, code: str, limits: SandboxLimits) -> dict[str, Any]:
+    """Payload running ``code`` against ``task``'s tests.
+
+    Args:
+        task: The task (its ``test_format`` picks the adapter).
+        code: Complete code defining the entry point (or the stdin/stdout program).
+        limits: Limits of the run (the stdin/stdout adapter uses the timeout per case).
+
+    Returns:
+        The harness payload.
+
+    Raises:
+        TaskNotRunnableError: The task lacks what its format needs.
+    """
+    fmt = task.test_format
+    if fmt == "bigcodebench":
+        _require(task.tests, task, "tests")
+        return {"format": "bigcodebench", "code": code, "tests": task.tests}
+    if fmt == "humaneval":
+        _require(task.tests, task, "tests")
+        _require(task.entry_point, task, "entry_point")
+        return {
+            "format": "humaneval",
+            "code": code,
+            "tests": task.tests,
+            "entry_point": task.entry_point,
+        }
+    if fmt == "evalplus":
+        _require(task.entry_point, task, "entry_point")
+        _require(task.canonical_solution, task, "canonical_solution to compare against")
+        _require(task.base_inputs or task.plus_inputs, task, "base_inputs/plus_inputs")
+        return {
+            "format": "evalplus",
+            "code": code,
+            "reference": task.canonical_solution,
+            "task_id": task.task_id,
+            "entry_point": task.entry_point,
+            "dataset": evalplus_dataset(task),
+            "base_inputs": task.base_inputs or [],
+            "plus_inputs": task.plus_inputs or [],
+            "atol": task.atol,
+        }
+    if fmt == "stdio":
+        _require(task.stdio_cases, task, "stdio_cases")
+        cases = [case.model_dump() for case in task.stdio_cases]
+        return {
+            "format": "stdio",
+            "code": code,
+            "cases": cases,
+            "case_timeout_s": float(limits.timeout_s),
+        }
+    raise TaskNotRunnableError(f"task {task.task_id} has no tests (test_format {fmt!r})")
+
+
+def _tail(text: str, size: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= size else "..." + text[-size:]
+
+
+def _how_it_ended(outcome: RunOutcome) -> str:
+    if outcome.signal is not None:
+        try:
+            name = signal.Signals(outcome.signal).name
+        except ValueError:
+            name = f"signal {outcome.signal}"
+        return f"killed by {name}"
+    if outcome.exit_code is not None:
+        return f"exit status {outcome.exit_code}"
+    return "no exit status"
+
+
+def interpret(outcome: RunOutcome, limits: SandboxLimits) -> FuncResult:
+    """Turn a run's outcome into a status and a bounded detail message.
+
+    Args:
+        outcome: What the sandboxed run produced.
+        limits: The limits it ran under (quoted in details).
+
+    Returns:
+        The functional result; only a nonce-tagged ``done`` record can yield ``pass``.
+    """
+    if outcome.setup_error:
+        return FuncResult(status="error", detail=f"sandbox setup failed: {outcome.setup_error}")
+    if outcome.output_exceeded:
+        return FuncResult(
+            status="fail",
+            detail=f"output limit exceeded: more than {limits.max_output_kb} KiB on stdout/stderr",
+        )
+    if outcome.timed_out:
+        return FuncResult(
+            status="timeout", detail=f"wall-clock limit of {limits.timeout_s:g} s exceeded"
+        )
+    if outcome.result is not None:
+        detail = str(outcome.result.get("detail", ""))[:DETAIL_MAX]
+        return FuncResult(status=outcome.result["status"], detail=detail)
+    if outcome.signal == signal.SIGXCPU:
+        return FuncResult(status="timeout", detail=f"CPU-time limit of {limits.cpu_s} s exceeded")
+    if outcome.supervisor_lost:
+        return FuncResult(
+            status="fail",
+            detail="the sandbox supervisor was killed before "
+            "the tests finished\n" + _tail(outcome.output),
+        )
+    if outcome.stage == "started":
+        detail = f"the program ended before its tests finished ({_how_it_ended(outcome)})"
+        tail = _tail(outcome.output)
+        return FuncResult(status="fail", detail=f"{detail}\n{tail}" if tail else detail)
+    why = "could not start" if outcome.exit_code == EXIT_EXEC_FAILED else _how_it_ended(outcome)
+    return FuncResult(status="error", detail=f"the test harness {why}\n{_tail(outcome.output)}")

@@ -1,0 +1,61 @@
+"""Test harness run inside the sandbox (standalone, stdlib only).
+
+Started by the launcher as ``python -I -B harness.py`` in the run's work dir, as the
+unprivileged sandbox user. It reads ``.payload.json`` (and deletes it before any
+untrusted code runs), announces its start on stdout, runs one test format, and only
+then writes the final result -- tagged with the run's nonce -- to
+``.prefjudge-result.json``. A program that exits early, kills its parent or is killed
+leaves no final result, which the parent never counts as a pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import _pj_common as common  # noqa: E402 - our own directory is on sys.path only now
+
+STARTED_MARKER = "[prefjudge-harness-started"
+RUNNERS = {
+    "bigcodebench": ("_pj_unittest", "run"),
+    "humaneval": ("_pj_check", "run"),
+    "evalplus": ("_pj_evalplus", "run"),
+    "stdio": ("_pj_stdio", "run"),
+    "probe": ("_pj_probe", "run"),
+}
+
+
+def load_payload() -> dict:
+    """Read the payload and remove it, so the code under test cannot read the nonce there."""
+    with open(".payload.json", encoding="utf-8") as handle:
+        payload = json.load(handle)
+    os.unlink(".payload.json")
+    return payload
+
+
+def main() -> None:
+    """Run the payload's test format and write the result; exits without cleanup hooks."""
+    payload = load_payload()
+    writer = common.ResultWriter(payload["nonce"])
+    # Announce the start on the output pipe, which the code under test cannot rewrite.
+    os.write(1, f"{STARTED_MARKER} {payload['nonce']}]\n".encode())
+    module_name, function_name = RUNNERS[payload["format"]]
+    runner = getattr(importlib.import_module(module_name), function_name)
+    sys.path.remove(HERE)
+    sink = common.install_sinks(int(payload.get("output_cap", 1 << 20)))
+    try:
+        result = runner(payload)
+    except BaseException as exc:
+        result = common.failure_from_exception(exc, (), "the run was interrupted: ")
+    if sink.overflowed and result.get("status") == "pass":
+        result = {"status": "fail", "detail": "output limit exceeded (stdout/stderr flood)"}
+    writer.write({"stage": "done", **result})
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Run many (task, code) pairs through the sandbox in parallel."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from prefjudge.records import FuncResult, Task
+from prefjudge.sandbox.adapters import TaskNotRunnableError, candidate_payload, interpret
+from prefjudge.sandbox.detect import resolve_isolation
+from prefjudge.sandbox.isolation import MAX_SLOTS, IsolationPlan
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.process import run_in_sandbox
+
+OnResult = Callable[[int, FuncResult], None]
+
+
+def run_one(task: Task, code: str, plan: IsolationPlan, limits: SandboxLimits) -> FuncResult:
+    """Run ``code`` against ``task``'s tests in one sandbox.
+
+    Args:
+        task: The task; its ``test_format`` picks the adapter.
+        code: Complete code (a full solution defining the entry point, or a program).
+        plan: Isolation plan (see :func:`prefjudge.sandbox.detect.resolve_isolation`).
+        limits: Resource limits (HumanEval+/MBPP+ runs get twice the time limits, as the
+            reference solution runs beside the code).
+
+    Returns:
+        The functional result (never raises for bad code or bad tasks).
+    """
+    try:
+        payload = candidate_payload(task, code, limits)
+    except TaskNotRunnableError as exc:
+        return FuncResult(status="error", detail=str(exc))
+    if task.test_format == "evalplus":
+        # The reference solution runs in the same process: give it the same budget again.
+        limits = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
+    try:
+        outcome = run_in_sandbox(plan, payload, limits)
+    except OSError as exc:  # e.g. no temporary directory, or unshare vanished
+        return FuncResult(status="error", detail=f"the sandbox could not start: {exc}")
+    return interpret(outcome, limits)
+
+
+def run_functional(
+    jobs: Sequence[tuple[Task, str]],
+    *,
+    limits: SandboxLimits | None = None,
+    workers: int | None = None,
+    on_result: OnResult | None = None,
+    isolation: str | None = None,
+) -> list[FuncResult]:
+    """Run each job's code against its task's tests, in parallel sandboxes.
+
+    Args:
+        jobs: ``(task, code)`` pairs; the code is already extracted from the response.
+        limits: Resource limits for every run (defaults: :class:`SandboxLimits`).
+        workers: Parallel runs (default: the number of CPUs).
+        on_result: Called as ``on_result(index, result)`` when a job finishes, from a
+            worker thread but never from two threads at once (e.g. for a progress bar).
+        isolation: Sandbox mode (``auto`` when None; see
+            :func:`prefjudge.sandbox.detect.resolve_isolation`).
+
+    Returns:
+        One result per job, in the order of ``jobs``.
+    """
+    limits = limits or SandboxLimits()
+    plan = resolve_isolation(isolation)
+    workers = max(1, min(workers or os.cpu_count() or 1, MAX_SLOTS))
+    results: list[FuncResult | None] = [None] * len(jobs)
+    callback_lock = threading.Lock()
+
+    def work(index: int) -> None:
+        task, code = jobs[index]
+        result = run_one(task, code, plan, limits)
+        results[index] = result
+        if on_result is not None:
+            with callback_lock:
+                on_result(index, result)
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sandbox") as pool:
+        for future in [pool.submit(work, index) for index in range(len(jobs))]:
+            future.result()
+    return [result for result in results if result is not None]

@@ -1,0 +1,283 @@
+"""Generation + task -> ScoredSample: instruction verifiers and sandboxed unit tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefjudge import __version__
+from prefjudge.io import InputIssue, read_records
+from prefjudge.records import CheckResult, FuncResult, Generation, ScoredSample, Task
+from prefjudge.sandbox import SandboxLimits, run_functional
+from prefjudge.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.verify import ruff_version, verify_batch
+from prefjudge.verify.extract import extract_code
+
+ProgressCallback = Callable[[str, int], None]
+
+
+@dataclass
+class ScoreJob:
+    """What ``score`` works on: validated generations, their keys, and the tasks.
+
+    Attributes:
+        generations: Valid generations in file order, with their line numbers.
+        keys: Stable key of each generation (``id`` when given, else a content hash).
+        tasks: Tasks by id (empty when none were given).
+        skipped: Issues of the lines left out (only with ``skip_invalid``).
+    """
+
+    generations: list[tuple[int, Generation]]
+    keys: list[str]
+    tasks: dict[str, Task]
+    skipped: list[InputIssue] = field(default_factory=list)
+
+
+def generation_keys(generations: Sequence[Generation]) -> list[str]:
+    """A stable key per generation, used to resume a scoring run.
+
+    The key is the generation's ``id`` when it has one; otherwise a hash of what is
+    scored (task, model, response, instructions) plus its occurrence number, so
+    identical duplicates stay distinct.
+
+    Args:
+        generations: Generations in file order.
+
+    Returns:
+        One key per generation.
+    """
+    seen: Counter[str] = Counter()
+    keys = []
+    for gen in generations:
+        if gen.id is not None:
+            keys.append(gen.id)
+            continue
+        payload = json.dumps(
+            [gen.task_id, gen.model, gen.response,
+             [ref.model_dump(mode="json") for ref in gen.instructions]],
+            sort_keys=True,
+        )
+        digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
+        seen[digest] += 1
+        keys.append(f"{digest}-{seen[digest]}")
+    return keys
+
+
+def prepare_job(
+    path: str | Path,
+    tasks: dict[str, Task],
+    *,
+    taxonomy: Taxonomy | None = None,
+    skip_invalid: bool = False,
+) -> ScoreJob:
+    """Read and validate a generations file before anything is scored.
+
+    Checks every line: valid JSON and record shape, known instruction ids, parameters
+    within their allowed values, task ids present in ``tasks`` (when tasks are given),
+    and unique ``id`` values.
+
+    Args:
+        path: Generations JSONL.
+        tasks: Tasks by id; empty means no functional tests.
+        taxonomy: Instruction taxonomy (the bundled one by default).
+        skip_invalid: Leave invalid lines out (listed in ``skipped``) instead of failing.
+
+    Returns:
+        The job to score.
+
+    Raises:
+        InputError: When a line is invalid and ``skip_invalid`` is False.
+    """
+    from prefjudge.io import InputError
+
+    taxonomy = taxonomy or load_taxonomy()
+    records, issues = read_records(path, Generation, collect=True)
+    spath = str(path)
+    valid: list[tuple[int, Generation]] = []
+    bad_lines = {issue.line for issue in issues}
+    for line, gen in records:
+        line_issues = _generation_issues(spath, line, gen, tasks, taxonomy)
+        if line_issues:
+            issues.extend(line_issues)
+            bad_lines.add(line)
+            continue
+        valid.append((line, gen))
+    ids = Counter(gen.id for _, gen in valid if gen.id is not None)
+    for line, gen in valid:
+        if gen.id is not None and ids[gen.id] > 1:
+            issues.append(InputIssue(spath, line, "id", f"duplicate id {gen.id!r}"))
+            bad_lines.add(line)
+    valid = [(line, gen) for line, gen in valid if line not in bad_lines]
+    if issues and not skip_invalid:
+        raise InputError(sorted(issues, key=lambda issue: issue.line))
+    # Resolve parameter defaults so outputs always carry the parameters that were checked.
+    resolved = [
+        (line, gen.model_copy(update={"instructions": [
+            ref.model_copy(update={"params": taxonomy.resolve(ref)}) for ref in gen.instructions
+        ]}))
+        for line, gen in valid
+    ]
+    keys = generation_keys([gen for _, gen in resolved])
+    skipped = sorted(issues, key=lambda issue: issue.line)
+    return ScoreJob(generations=resolved, keys=keys, tasks=tasks, skipped=skipped)
+
+
+def _generation_issues(
+    path: str, line: int, gen: Generation, tasks: dict[str, Task], taxonomy: Taxonomy
+) -> list[InputIssue]:
+    issues = []
+    for index, ref in enumerate(gen.instructions):
+        for fld, message in taxonomy.problems(ref):
+            suffix = f".{fld}" if fld else ""
+            issues.append(InputIssue(path, line, f"instructions.{index}{suffix}", message))
+    if tasks and gen.task_id not in tasks:
+        issues.append(InputIssue(path, line, "task_id",
+                                 f"task {gen.task_id!r} is not in the tasks file"))
+    return issues
+
+
+def summarise_checks(results: Sequence[CheckResult]) -> tuple[float | None, bool | None]:
+    """Instruction-level and task-level IF of one sample.
+
+    Errored checks are undetermined: they leave the fraction's denominator, and make
+    task-level IF undetermined unless another check already failed.
+
+    Args:
+        results: The sample's check results.
+
+    Returns:
+        ``(if_instruction, if_task)``; None where undetermined or with no instructions.
+    """
+    passed = sum(r.status == "pass" for r in results)
+    failed = sum(r.status == "fail" for r in results)
+    errored = sum(r.status == "error" for r in results)
+    if_instruction = passed / (passed + failed) if passed + failed else None
+    if failed:
+        if_task: bool | None = False
+    elif errored or not results:
+        if_task = None
+    else:
+        if_task = True
+    return if_instruction, if_task
+
+
+def record_meta(isolation: str) -> dict[str, str]:
+    """The provenance stored in every scored record."""
+    return {"ruff_version": ruff_version(), "prefjudge_version": __version__,
+            "sandbox": isolation}
+
+
+def score_stream(
+    job: ScoreJob,
+    *,
+    done: set[str] | frozenset[str] = frozenset(),
+    chunk_size: int = 256,
+    workers: int | None = None,
+    limits: SandboxLimits | None = None,
+    run_tests: bool = True,
+    isolation: str = "",
+    on_progress: ProgressCallback | None = None,
+) -> Iterator[ScoredSample]:
+    """Score a job, yielding each sample as soon as it and all before it are finished.
+
+    Instructions are verified a chunk at a time (batched Ruff runs); the chunk's unit
+    tests run in parallel sandboxes in a background thread while finished samples are
+    yielded in input order, so the caller can write them at once and a killed run loses
+    at most the samples still in flight.
+
+    Args:
+        job: Validated generations and tasks.
+        done: Keys already scored (resume); they are not scored again.
+        chunk_size: Generations verified per batch.
+        workers: Parallel Ruff groups and sandbox processes (default: CPU count).
+        limits: Sandbox limits.
+        run_tests: Run functional tests when the task has any.
+        isolation: One-line description of the sandbox isolation, stored in ``meta``.
+        on_progress: Called with ``(phase, n)`` as ``n`` items of a phase finish
+            (phases: ``verify``, ``tests``).
+
+    Yields:
+        Scored samples in input order.
+    """
+    meta = record_meta(isolation)
+    pairs = zip(job.keys, job.generations, strict=True)
+    todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
+    for start in range(0, len(todo), chunk_size):
+        chunk = todo[start:start + chunk_size]
+        checks = verify_batch([(gen.response, gen.instructions) for _, gen in chunk],
+                              workers=workers)
+        if on_progress:
+            on_progress("verify", len(chunk))
+        funcs = _test_results_in_order(chunk, job.tasks if run_tests else {}, workers, limits,
+                                       on_progress)
+        for (key, gen), results, func in zip(chunk, checks, funcs, strict=True):
+            if_instruction, if_task = summarise_checks(results)
+            yield ScoredSample(
+                **_input_fields(gen),
+                instruction_results=results,
+                if_instruction=if_instruction,
+                if_task=if_task,
+                func=func,
+                meta={**meta, "key": key},
+            )
+
+
+_SCORED_FIELDS = frozenset(ScoredSample.model_fields) - frozenset(Generation.model_fields)
+
+
+def _input_fields(gen: Generation) -> dict:
+    """The generation's fields, unknown ones included, minus any stale scoring output."""
+    return {k: v for k, v in gen.model_dump().items() if k not in _SCORED_FIELDS}
+
+
+def _test_results_in_order(
+    chunk: list[tuple[str, Generation]],
+    tasks: dict[str, Task],
+    workers: int | None,
+    limits: SandboxLimits | None,
+    on_progress: ProgressCallback | None,
+) -> Iterator[FuncResult | None]:
+    """Yield each generation's test result (None without tests) in order, as they finish."""
+    jobs, positions = [], {}
+    for index, (_, gen) in enumerate(chunk):
+        task = tasks.get(gen.task_id)
+        if task is not None and task.test_format != "none":
+            positions[index] = len(jobs)
+            jobs.append((task, extract_code(gen.response)))
+    if not jobs:
+        yield from [None] * len(chunk)
+        return
+    finished: queue.Queue[tuple[int, FuncResult | BaseException]] = queue.Queue()
+
+    def collect(job_index: int, result: FuncResult) -> None:
+        finished.put((job_index, result))
+        if on_progress:
+            on_progress("tests", 1)
+
+    def run() -> None:
+        try:
+            run_functional(jobs, limits=limits or SandboxLimits(), workers=workers,
+                           on_result=collect)
+        except BaseException as exc:  # surfaced to the consumer below, never swallowed
+            finished.put((-1, exc))
+
+    runner = threading.Thread(target=run, name="prefjudge-tests", daemon=True)
+    runner.start()
+    ready: dict[int, FuncResult] = {}
+    for index in range(len(chunk)):
+        if index not in positions:
+            yield None
+            continue
+        while positions[index] not in ready:
+            job_index, outcome = finished.get()
+            if isinstance(outcome, BaseException):
+                raise outcome
+            ready[job_index] = outcome
+        yield ready.pop(positions[index])
+    runner.join()

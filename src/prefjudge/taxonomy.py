@@ -1,0 +1,412 @@
+"""The VeriCode taxonomy: ``rubrics/vericode.yaml`` loaded into validated InstructionSpecs.
+
+The taxonomy is data. This module loads it (cached), checks that it is coherent, looks
+instructions up, validates and resolves the parameters a generation gives, repairs
+invalid ones for the augment stage, and fills the prompt templates.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+from pydantic import ValidationError
+
+from prefjudge.paths import data_dir
+from prefjudge.records import InstructionRef, InstructionSpec, ParamSpec
+
+EXPECTED_COUNT = 30
+CATEGORIES = ("style", "logic", "documentation", "error_handling", "library")
+_SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
+_PLACEHOLDER_VALUE = re.compile(r"^\{(\w+)\}$")
+
+
+class TaxonomyError(ValueError):
+    """The taxonomy file is malformed or incoherent."""
+
+
+class UnknownInstructionError(KeyError):
+    """An instruction id that the taxonomy does not define."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown instruction"
+
+
+class ParamProblem(NamedTuple):
+    """One problem with an instruction reference.
+
+    Attributes:
+        field: Field path relative to the instruction reference (``id`` or
+            ``params.<name>``).
+        message: What is wrong.
+    """
+
+    field: str
+    message: str
+
+
+class ParamRepair(NamedTuple):
+    """One change made by :meth:`Taxonomy.repair`.
+
+    Attributes:
+        field: Field path relative to the instruction reference (``params.<name>``).
+        message: What was wrong.
+        action: What was done (``removed`` or ``reverted to default <value>``).
+    """
+
+    field: str
+    message: str
+    action: str
+
+
+@dataclass(frozen=True)
+class ResolvedParams:
+    """Parameters with defaults filled in, and any problems found on the way.
+
+    Attributes:
+        params: The given valid values plus defaults for every missing parameter (invalid
+            values are replaced by their default).
+        problems: Unknown id, unknown keys, wrong types, values out of range.
+    """
+
+    params: dict[str, Any]
+    problems: list[ParamProblem]
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+class Taxonomy:
+    """A validated set of instructions, looked up by id."""
+
+    def __init__(self, specs: list[InstructionSpec], source: str = "<memory>"):
+        """Build a taxonomy, validating it.
+
+        Args:
+            specs: The instructions, in display order.
+            source: Where they came from, for error messages.
+
+        Raises:
+            TaxonomyError: When the instructions are incoherent.
+        """
+        self.source = source
+        problems = taxonomy_problems(specs)
+        if problems:
+            shown = "\n".join(f"  {p}" for p in problems)
+            raise TaxonomyError(f"invalid taxonomy {source}:\n{shown}")
+        self._specs = {spec.id: spec for spec in specs}
+
+    def __iter__(self) -> Iterator[InstructionSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, instruction_id: object) -> bool:
+        return instruction_id in self._specs
+
+    @property
+    def ids(self) -> list[str]:
+        """Instruction ids in display order."""
+        return list(self._specs)
+
+    def get(self, instruction_id: str) -> InstructionSpec:
+        """Return the instruction with this id.
+
+        Raises:
+            UnknownInstructionError: When no instruction has this id.
+        """
+        try:
+            return self._specs[instruction_id]
+        except KeyError:
+            raise UnknownInstructionError(f"unknown instruction id {instruction_id!r}") from None
+
+    def by_category(self, category: str | None = None) -> dict[str, list[InstructionSpec]]:
+        """Instructions grouped by category, in taxonomy order.
+
+        Args:
+            category: Keep only this category (None keeps all).
+
+        Returns:
+            Category name to its instructions.
+        """
+        groups: dict[str, list[InstructionSpec]] = {}
+        for spec in self:
+            if category is None or spec.category == category:
+                groups.setdefault(spec.category, []).append(spec)
+        return groups
+
+    def check_params(
+        self, instruction_id: str, params: Mapping[str, Any] | None = None
+    ) -> ResolvedParams:
+        """Validate parameters and fill in defaults.
+
+        Args:
+            instruction_id: The instruction.
+            params: Parameters given by the generation (may be partial or None).
+
+        Returns:
+            The resolved parameters and the problems found, each with its field.
+        """
+        if instruction_id not in self._specs:
+            return ResolvedParams(
+                {}, [ParamProblem("id", f"unknown instruction id {instruction_id!r}")]
+            )
+        spec = self._specs[instruction_id]
+        given = dict(params or {})
+        problems = [
+            ParamProblem(f"params.{key}", _unknown_key_message(spec, key))
+            for key in given
+            if key not in {p.name for p in spec.params}
+        ]
+        resolved: dict[str, Any] = {}
+        for param in spec.params:
+            if param.name not in given:
+                resolved[param.name] = param.default
+                continue
+            message = param_value_problem(param, given[param.name])
+            if message:
+                problems.append(ParamProblem(f"params.{param.name}", message))
+                resolved[param.name] = param.default
+            else:
+                resolved[param.name] = given[param.name]
+        return ResolvedParams(resolved, problems)
+
+    def problems(self, ref: InstructionRef) -> list[ParamProblem]:
+        """Everything wrong with an instruction reference (empty when it is valid)."""
+        return self.check_params(ref.id, ref.params).problems
+
+    def resolve(self, ref: InstructionRef) -> dict[str, Any]:
+        """Resolved parameters (defaults filled) of a valid instruction reference.
+
+        Raises:
+            ValueError: When the reference has problems (see :meth:`problems`).
+        """
+        result = self.check_params(ref.id, ref.params)
+        if result.problems:
+            raise ValueError("; ".join(f"{p.field}: {p.message}" for p in result.problems))
+        return result.params
+
+    def repair(self, ref: InstructionRef) -> tuple[InstructionRef, list[ParamRepair]]:
+        """Make an instruction reference valid: drop unknown keys, reset invalid values.
+
+        Args:
+            ref: A reference with a known id (parameters may be anything).
+
+        Returns:
+            The repaired reference (every parameter present) and one record per repair.
+
+        Raises:
+            UnknownInstructionError: When the id is unknown (that cannot be repaired).
+        """
+        spec = self.get(ref.id)
+        result = self.check_params(ref.id, ref.params)
+        repairs = []
+        for problem in result.problems:
+            key = problem.field.removeprefix("params.")
+            if key in {p.name for p in spec.params}:
+                action = f"reverted to default {result.params[key]!r}"
+            else:
+                action = "removed"
+            repairs.append(ParamRepair(problem.field, problem.message, action))
+        return InstructionRef(id=ref.id, params=result.params), repairs
+
+    def prompt(self, ref: InstructionRef, *, multi_turn: bool = False) -> str:
+        """The instruction's prompt text with its (resolved) parameters filled in.
+
+        Args:
+            ref: A valid instruction reference.
+            multi_turn: Use the follow-up ("Now modify the code so that ...") template.
+
+        Returns:
+            The prompt sentence(s).
+        """
+        spec = self.get(ref.id)
+        template = spec.prompt_multi if multi_turn else spec.prompt_single
+        return template.format(**self.resolve(ref))
+
+
+def param_value_problem(param: ParamSpec, value: Any) -> str | None:
+    """Why a value is not allowed for a parameter (None when it is allowed)."""
+    if param.type == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"expected an integer, got {type(value).__name__} {value!r}"
+        low = -(10**18) if param.min is None else param.min
+        high = 10**18 if param.max is None else param.max
+        if not low <= value <= high:
+            return f"{value} is outside the allowed range {param.min}–{param.max}"
+        return None
+    choices = param.choices or []
+    if not isinstance(value, str):
+        return f"expected one of {choices}, got {type(value).__name__} {value!r}"
+    if value not in choices:
+        return f"{value!r} is not one of {choices}"
+    return None
+
+
+def _unknown_key_message(spec: InstructionSpec, key: str) -> str:
+    known = [p.name for p in spec.params]
+    return f"unknown parameter {key!r} for {spec.id} (known: {known or 'none'})"
+
+
+def template_fields(template: str) -> set[str]:
+    """Names of the ``{placeholders}`` in a format template."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+def taxonomy_problems(specs: list[InstructionSpec]) -> list[str]:
+    """Everything incoherent about a list of instructions (empty when all is well).
+
+    Checks: exactly 30 instructions, unique ids, conflicts symmetric and known, template
+    placeholders equal to the parameter names, parameter defaults and recommended values
+    allowed, Ruff selectors well formed, settings placeholders naming parameters.
+    """
+    problems = []
+    if len(specs) != EXPECTED_COUNT:
+        problems.append(f"expected {EXPECTED_COUNT} instructions, found {len(specs)}")
+    ids = [spec.id for spec in specs]
+    problems += [f"duplicate id {i!r}" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    by_id = {spec.id: spec for spec in specs}
+    for spec in specs:
+        problems += [f"{spec.id}: {p}" for p in _spec_problems(spec, by_id)]
+    return problems
+
+
+def _spec_problems(spec: InstructionSpec, by_id: dict[str, InstructionSpec]) -> list[str]:
+    problems = []
+    names = [p.name for p in spec.params]
+    if len(set(names)) != len(names):
+        problems.append("duplicate parameter names")
+    for field in ("prompt_single", "prompt_multi"):
+        try:
+            used = template_fields(getattr(spec, field))
+        except ValueError as exc:
+            problems.append(f"{field} is not a valid template ({exc})")
+            continue
+        if used != set(names):
+            problems.append(f"{field} placeholders {sorted(used)} != parameters {sorted(names)}")
+    for param in spec.params:
+        problems += [f"parameter {param.name}: {p}" for p in _param_problems(param)]
+    for other in spec.conflicts:
+        if other not in by_id:
+            problems.append(f"conflicts with unknown id {other!r}")
+        elif spec.id not in by_id[other].conflicts:
+            problems.append(f"conflict with {other} is not symmetric")
+        if other == spec.id:
+            problems.append("conflicts with itself")
+    problems += _verifier_problems(spec, set(names))
+    return problems
+
+
+def _param_problems(param: ParamSpec) -> list[str]:
+    problems = []
+    if param.type == "int":
+        if param.min is None or param.max is None or param.min > param.max:
+            problems.append("int parameters need min <= max")
+    elif not param.choices:
+        problems.append("choice parameters need choices")
+    for label, value in [("default", param.default)] + [
+        ("recommended", value) for value in param.recommended
+    ]:
+        message = param_value_problem(param, value)
+        if message:
+            problems.append(f"{label}: {message}")
+    return problems
+
+
+def _verifier_problems(spec: InstructionSpec, names: set[str]) -> list[str]:
+    verifier = spec.verifier
+    problems = []
+    if verifier.kind == "ruff" and not verifier.select:
+        problems.append("ruff verifier selects no rules")
+    if verifier.kind == "python" and not verifier.check:
+        problems.append("python verifier names no check")
+    if verifier.scope == "response" and verifier.kind != "python":
+        problems.append("only python checks can look at the whole response")
+    problems += [
+        f"malformed Ruff selector {s!r}" for s in verifier.select if not _SELECTOR.match(s)
+    ]
+    for key, value in verifier.settings.items():
+        match = _PLACEHOLDER_VALUE.match(value) if isinstance(value, str) else None
+        if match and match.group(1) not in names:
+            problems.append(f"setting {key} uses unknown parameter {match.group(1)!r}")
+    return problems
+
+
+def resolve_settings(spec: InstructionSpec, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The verifier's Ruff settings with ``"{param}"`` values replaced by parameter values.
+
+    Args:
+        spec: The instruction.
+        params: Resolved parameters.
+
+    Returns:
+        TOML dotted key to typed value.
+    """
+    settings = {}
+    for key, value in spec.verifier.settings.items():
+        match = _PLACEHOLDER_VALUE.match(value) if isinstance(value, str) else None
+        settings[key] = params[match.group(1)] if match else value
+    return settings
+
+
+def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
+    """Load and validate a taxonomy file (the bundled ``rubrics/vericode.yaml`` by default).
+
+    Results are cached per path.
+
+    Args:
+        path: YAML file with a top-level ``instructions`` list.
+
+    Returns:
+        The validated taxonomy.
+
+    Raises:
+        TaxonomyError: When the file is malformed or incoherent.
+    """
+    resolved = Path(path) if path is not None else data_dir("rubrics") / "vericode.yaml"
+    return _load_cached(str(resolved.resolve()))
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: str) -> Taxonomy:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise TaxonomyError(f"cannot read taxonomy {path}: {exc}") from exc
+    entries = data.get("instructions") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise TaxonomyError(f"{path}: expected a top-level 'instructions' list")
+    specs = []
+    for index, entry in enumerate(entries):
+        try:
+            specs.append(InstructionSpec.model_validate(entry))
+        except ValidationError as exc:
+            label = entry.get("id", f"#{index}") if isinstance(entry, dict) else f"#{index}"
+            raise TaxonomyError(f"{path}: instruction {label}: {exc}") from exc
+    return Taxonomy(specs, source=path)
+
+
+def get(instruction_id: str) -> InstructionSpec:
+    """The bundled taxonomy's instruction with this id.
+
+    Raises:
+        UnknownInstructionError: When no instruction has this id.
+    """
+    return load_taxonomy().get(instruction_id)
+
+
+def check_params(instruction_id: str, params: Mapping[str, Any] | None = None) -> ResolvedParams:
+    """Validate and resolve parameters against the bundled taxonomy.
+
+    See :meth:`Taxonomy.check_params`.
+    """
+    return load_taxonomy().check_params(instruction_id, params)

@@ -1,0 +1,294 @@
+"""Checking responses against instructions: the batched engine and the naive reference.
+
+Both ways share everything except how Ruff is run: :func:`verify_batch` packs all Ruff
+checks into a few runs over many files (see :mod:`prefjudge.verify.plan` and
+:mod:`prefjudge.verify.thresholds`) and runs them in parallel; :func:`verify_naive` starts
+one Ruff process per check, with exactly that check's rules and settings. Their results
+are identical (the benchmark and the tests compare them).
+
+Rules applied to every check:
+
+- code-level instructions look at :func:`~prefjudge.verify.extract.extract_code`; code
+  that does not parse fails them with a reason starting ``does not parse``. Ruff's parser
+  (target version :data:`~prefjudge.verify.ruff_engine.TARGET_VERSION`) decides for Ruff
+  checks, Python's own parser for the checks written in Python;
+- response-level instructions (doc_4, doc_6) look at the whole response;
+- a Ruff failure (cannot start, bad configuration, crash, timeout) makes the affected
+  checks ``error`` with the reason, never ``pass`` or ``fail``;
+- an unknown instruction or invalid parameters make the check ``error``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefjudge.records import CheckResult, InstructionRef, InstructionSpec
+from prefjudge.taxonomy import Taxonomy, load_taxonomy, resolve_settings
+from prefjudge.verify.checks import (
+    CODE_CHECKS,
+    RESPONSE_CHECKS,
+    join_reasons,
+    parse,
+    parse_problem,
+)
+from prefjudge.verify.extract import extract_code
+from prefjudge.verify.plan import RuffCheck
+from prefjudge.verify.ruff_engine import RuffConfig, RuffRunError
+from prefjudge.verify.runners import (
+    RuffBatch,
+    RuffExecutor,
+    RuffOutcome,
+    run_batched,
+    run_naive,
+    scratch_files,
+)
+
+Item = tuple[str, Sequence[InstructionRef]]
+
+
+@dataclass
+class _Response:
+    """One response, with its code extracted and parsed on first need."""
+
+    text: str
+    _code: str | None = None
+    _parsed: bool = False
+    _tree: ast.Module | None = None
+    _problem: str | None = None
+    _encoding: str | None = None
+
+    @property
+    def code(self) -> str:
+        if self._code is None:
+            self._code = extract_code(self.text)
+        return self._code
+
+    def encoding_problem(self) -> str | None:
+        """Why the code cannot be written as UTF-8 (None when it can)."""
+        if self._encoding is None:
+            try:
+                self.code.encode("utf-8")
+                self._encoding = ""
+            except UnicodeEncodeError as exc:
+                self._encoding = f"not valid UTF-8 text ({exc.reason})"
+        return self._encoding or None
+
+    def parse(self) -> tuple[ast.Module | None, str | None]:
+        """``(tree, None)`` when Python parses the code, else ``(None, why)``."""
+        if not self._parsed:
+            self._parsed = True
+            self._problem = self.encoding_problem()
+            if self._problem is None:
+                try:
+                    self._tree = parse(self.code)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    self._problem = parse_problem(self.code) or "invalid source"
+        return self._tree, self._problem
+
+
+@dataclass
+class _Check:
+    """One instruction on one response, resolved."""
+
+    item: int
+    spec: InstructionSpec
+    params: dict[str, Any]
+    result: CheckResult | None = None
+    extra_reasons: list[str] = field(default_factory=list)
+
+
+def verify_batch(
+    items: list[Item], *, taxonomy: Taxonomy | None = None, workers: int | None = None
+) -> list[list[CheckResult]]:
+    """Check many responses against their instructions, batching Ruff.
+
+    Args:
+        items: ``(response text, instruction refs)`` pairs; parameters may be partial
+            (defaults are filled in from the taxonomy).
+        taxonomy: Instruction taxonomy (the bundled one by default).
+        workers: Ruff processes run in parallel (default: the CPU count).
+
+    Returns:
+        For each item, one CheckResult per instruction ref, in the refs' order.
+    """
+    return _verify(items, taxonomy, workers, run_batched)
+
+
+def verify_naive(
+    items: list[Item], *, taxonomy: Taxonomy | None = None, workers: int | None = None
+) -> list[list[CheckResult]]:
+    """The reference way: like :func:`verify_batch`, but one Ruff process per check.
+
+    Args:
+        items: ``(response text, instruction refs)`` pairs.
+        taxonomy: Instruction taxonomy (the bundled one by default).
+        workers: Ignored (one process at a time); accepted so the two are swappable.
+
+    Returns:
+        For each item, one CheckResult per instruction ref, in the refs' order.
+    """
+    del workers
+    return _verify(items, taxonomy, 1, run_naive)
+
+
+def _verify(
+    items: list[Item], taxonomy: Taxonomy | None, workers: int | None, execute: RuffExecutor
+) -> list[list[CheckResult]]:
+    """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
+    taxonomy = taxonomy or load_taxonomy()
+    responses = [_Response(text) for text, _ in items]
+    resolve = _Resolver(taxonomy)
+    rows: list[list[_Check | CheckResult]] = [
+        [resolve(index, ref) for ref in refs] for index, (_, refs) in enumerate(items)
+    ]
+    checks = [check for row in rows for check in row if isinstance(check, _Check)]
+    needs_cache: dict[Any, tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+    pending: list[_Check] = []
+    ruff_checks: list[RuffCheck] = []
+    for check in checks:
+        ruff_check = _ruff_part(check, responses[check.item], needs_cache)
+        if ruff_check is not None:
+            ruff_check.key = len(pending)
+            ruff_checks.append(ruff_check)
+            pending.append(check)
+    found: dict[int, RuffOutcome] = {}
+    with ExitStack() as stack:
+        running = None
+        if ruff_checks:
+            codes = {item: responses[item].code for item in sorted({c.item for c in ruff_checks})}
+            workdir = stack.enter_context(scratch_files(codes))
+            background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+            batch = RuffBatch(ruff_checks, codes, workdir)
+            running = background.submit(execute, batch, workers or os.cpu_count() or 1)
+        for check in checks:
+            _python_part(check, responses[check.item])
+        if running is not None:
+            found = running.result()
+    for key, check in enumerate(pending):
+        if check.result is None:
+            check.result = _ruff_result(check, found[key])
+    return [[c if isinstance(c, CheckResult) else _final(c) for c in row] for row in rows]
+
+
+def _final(check: _Check) -> CheckResult:
+    if check.result is None:  # pragma: no cover - every resolved check gets a result
+        raise RuntimeError(f"no result for {check.spec.id}")
+    return check.result
+
+
+class _Resolver:
+    """Turns instruction refs into checks (or error results), memoising the validation."""
+
+    def __init__(self, taxonomy: Taxonomy):
+        self.taxonomy = taxonomy
+        self.memo: dict[Any, tuple[InstructionSpec, dict[str, Any]] | str] = {}
+
+    def __call__(self, item: int, ref: InstructionRef) -> _Check | CheckResult:
+        try:
+            key = (ref.id, tuple(sorted(ref.params.items())))
+            resolved = self.memo.get(key)
+        except TypeError:  # unhashable parameter values (invalid anyway): no memo
+            key, resolved = None, None
+        if resolved is None:
+            resolved = self._resolve(ref)
+            if key is not None:
+                self.memo[key] = resolved
+        if isinstance(resolved, str):
+            return CheckResult(id=ref.id, params=dict(ref.params), status="error", reason=resolved)
+        spec, params = resolved
+        return _Check(item, spec, dict(params))
+
+    def _resolve(self, ref: InstructionRef) -> tuple[InstructionSpec, dict[str, Any]] | str:
+        result = self.taxonomy.check_params(ref.id, ref.params)
+        if result.problems:
+            return "; ".join(f"{p.field}: {p.message}" for p in result.problems)
+        return self.taxonomy.get(ref.id), result.params
+
+
+def _ruff_part(check: _Check, response: _Response, cache: dict[Any, Any]) -> RuffCheck | None:
+    """The Ruff check the instruction needs on this response, if any (cheap)."""
+    verifier = check.spec.verifier
+    if verifier.kind != "ruff" or verifier.scope != "code":
+        return None
+    problem = response.encoding_problem()
+    if problem is not None:
+        check.result = _result(check, f"does not parse ({problem})")
+        return None
+    try:
+        key = (check.spec.id, tuple(sorted(check.params.items())))
+        needs = cache.get(key)
+    except TypeError:  # unhashable parameter values: no caching
+        key, needs = None, None
+    if needs is None:
+        settings = resolve_settings(check.spec, check.params)
+        frozen = RuffConfig.build((), verifier.preview, settings).settings
+        needs = (tuple(verifier.select), frozen)
+        if key is not None:
+            cache[key] = needs
+    return RuffCheck(0, check.item, needs[0], verifier.preview, needs[1])
+
+
+def _python_part(check: _Check, response: _Response) -> None:
+    """Run the instruction's Python check; set its result when that decides it.
+
+    Response checks and pure Python checks are decided here; a Python check beside Ruff
+    (library_2) either decides (the code does not parse) or adds its reasons to Ruff's.
+    """
+    verifier = check.spec.verifier
+    if check.result is not None:
+        return
+    if verifier.scope == "response":
+        if verifier.check not in RESPONSE_CHECKS:
+            check.result = _error(check, f"unknown response check {verifier.check!r}")
+        else:
+            check.result = _result(check, RESPONSE_CHECKS[verifier.check](response.text))
+        return
+    if not verifier.check:
+        return
+    code_check = CODE_CHECKS.get(verifier.check)
+    if code_check is None:
+        check.result = _error(check, f"unknown code check {verifier.check!r}")
+        return
+    relevant = code_check.relevant is None or code_check.relevant(response.code)
+    if not relevant and verifier.kind == "ruff":
+        return  # passes; Ruff still reports code that does not parse
+    tree, problem = response.parse()
+    if tree is None:
+        check.result = _result(check, f"does not parse ({problem})")
+        return
+    reason = code_check.run(response.code, tree) if relevant else None
+    if reason:
+        check.extra_reasons.append(reason)
+    if verifier.kind != "ruff":
+        check.result = _result(check, reason)
+
+
+def _ruff_result(check: _Check, outcome: RuffOutcome) -> CheckResult:
+    if isinstance(outcome, RuffRunError):
+        return _error(check, f"ruff error: {outcome}")
+    unattributed = [d for d in outcome if not d.is_rule]
+    syntax = [d for d in unattributed if d.is_syntax_error]
+    if syntax:
+        return _result(check, f"does not parse (Ruff: {syntax[0].describe()})")
+    if unattributed:
+        return _error(check, f"ruff reported: {unattributed[0].describe()}")
+    if not outcome and not check.extra_reasons:
+        return _result(check, None)
+    found = join_reasons([d.describe() for d in outcome])
+    reason = "; ".join(part for part in (found, *check.extra_reasons) if part)
+    return _result(check, reason or None)
+
+
+def _result(check: _Check, failure: str | None) -> CheckResult:
+    status = "fail" if failure else "pass"
+    return CheckResult(id=check.spec.id, params=check.params, status=status, reason=failure or "")
+
+
+def _error(check: _Check, reason: str) -> CheckResult:
+    return CheckResult(id=check.spec.id, params=check.params, status="error", reason=reason)

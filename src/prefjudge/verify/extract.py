@@ -1,0 +1,94 @@
+"""Finding code in a model's response: fenced Markdown blocks and the code to check."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
+
+# A line that could open or close a fence: up to 3 spaces, 3+ backticks, an info string.
+_FENCE_LINE = re.compile(r"^( {0,3})(`{3,})([^`\n]*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FencedBlock:
+    """One fenced Markdown code block.
+
+    Attributes:
+        tag: Lower-cased first word of the info string (``""`` for a bare fence).
+        text: The block's content (indentation of an indented fence removed).
+        start_line: 1-based line of the opening fence.
+        closed: False when the response ended before a closing fence.
+    """
+
+    tag: str
+    text: str
+    start_line: int
+    closed: bool = True
+
+    @property
+    def is_python(self) -> bool:
+        """True for ```` ```python ```` (or py, python3) and bare ```` ``` ```` blocks."""
+        return self.tag in PYTHON_TAGS
+
+
+def fenced_blocks(response: str) -> list[FencedBlock]:
+    """All backtick-fenced blocks of a Markdown response, in order.
+
+    A fence is three or more backticks at the start of a line (up to three spaces of
+    indentation) followed by an optional info string; it closes at a line of at least as
+    many backticks and nothing else. A block left open at the end of the response (a
+    truncated generation) runs to the end.
+
+    Args:
+        response: Model response.
+
+    Returns:
+        The blocks, in order of appearance.
+    """
+    if "```" not in response:
+        return []
+    fences = list(_FENCE_LINE.finditer(response))
+    blocks = []
+    index = 0
+    while index < len(fences):
+        opening = fences[index]
+        indent, ticks, info = opening.group(1), opening.group(2), opening.group(3).split()
+        closing = index + 1
+        while closing < len(fences) and not _closes(fences[closing], len(ticks)):
+            closing += 1
+        body_end = fences[closing].start() if closing < len(fences) else len(response)
+        text = response[opening.end() + 1 : body_end] if opening.end() < body_end else ""
+        if indent:
+            text = "".join(_dedent(line, len(indent)) for line in text.splitlines(keepends=True))
+        line = response.count("\n", 0, opening.start()) + 1
+        tag = info[0].lower() if info else ""
+        blocks.append(FencedBlock(tag, text, line, closing < len(fences)))
+        index = closing + 1
+    return blocks
+
+
+def _closes(fence: re.Match[str], length: int) -> bool:
+    return not fence.group(3).strip() and len(fence.group(2)) >= length
+
+
+def extract_code(response: str) -> str:
+    """The code to check in a response.
+
+    The last fenced Python block (```` ```python ````, ```` ```py ```` or a bare
+    ```` ``` ````); the whole response when it has no such block.
+
+    Args:
+        response: Model response.
+
+    Returns:
+        Python source text.
+    """
+    python_blocks = [block for block in fenced_blocks(response) if block.is_python]
+    return python_blocks[-1].text if python_blocks else response
+
+
+def _dedent(line: str, width: int) -> str:
+    removable = len(line) - len(line.lstrip(" "))
+    return line[min(width, removable) :]

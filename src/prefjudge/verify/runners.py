@@ -1,0 +1,210 @@
+"""Running the Ruff part of many checks: batched (few runs) or naive (one run per check).
+
+Both return, per check, the findings its own selectors select (or the RuffRunError that
+stopped Ruff), so the results built from them are the same whichever way ran.
+
+Batched: checks are packed into runs by :func:`~prefjudge.verify.plan.plan_runs`; runs
+of more than :data:`MAX_FILES_PER_RUN` files are split so the workers share the load;
+threshold checks that may share the smallest limit asked for their rule are answered
+from that run (:mod:`prefjudge.verify.thresholds`), the others with their own limit. A
+run that fails is redone check by check, exactly as the naive way would, so that one
+broken check or file cannot turn its neighbours into errors.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefjudge.verify.plan import RuffCheck, RuffRun, plan_runs
+from prefjudge.verify.ruff_engine import (
+    Diagnostic,
+    RuffConfig,
+    RuffRunError,
+    any_selector_matches,
+    diagnostic_of,
+    diagnostic_order,
+    file_of,
+    is_rule_code,
+    run_ruff,
+)
+from prefjudge.verify.thresholds import Threshold, can_share, narrow, threshold_of
+
+# Outcome of the Ruff part of one check: the findings it selects, or why Ruff failed.
+RuffOutcome = list[Diagnostic] | RuffRunError
+RuffExecutor = Callable[["RuffBatch", int], dict[int, RuffOutcome]]
+MAX_FILES_PER_RUN = 1000
+
+
+@dataclass
+class RuffBatch:
+    """The Ruff checks of one call and the files they read.
+
+    Attributes:
+        checks: The checks; ``key`` numbers them from 0.
+        codes: Item index to the code written for it.
+        workdir: Directory holding one file per item (see :func:`file_name`).
+    """
+
+    checks: list[RuffCheck]
+    codes: dict[int, str]
+    workdir: Path
+
+
+def file_name(item: int) -> str:
+    """Name of the temporary file holding item ``item``'s code (the same in both ways)."""
+    return f"response_{item}.py"
+
+
+def write_files(workdir: Path, codes: dict[int, str]) -> None:
+    """Write each item's code to its file in ``workdir`` (UTF-8)."""
+    for item, code in codes.items():
+        (workdir / file_name(item)).write_bytes(code.encode("utf-8"))
+
+
+def scratch_root() -> str | None:
+    """RAM-backed ``/dev/shm`` when it is usable (files there cost no disk I/O), else None."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+@contextmanager
+def scratch_files(codes: dict[int, str]) -> Iterator[Path]:
+    """A temporary directory holding one file per item, removed afterwards.
+
+    Tries :func:`scratch_root` first and the system's temporary directory when writing
+    there fails (``/dev/shm`` full, for instance).
+    """
+    preferred = scratch_root()
+    for root in [preferred, None] if preferred else [None]:
+        try:
+            directory = tempfile.TemporaryDirectory(prefix="prefjudge-ruff-", dir=root)
+        except OSError:
+            if root is None:
+                raise
+            continue
+        try:
+            write_files(Path(directory.name), codes)
+        except OSError:
+            directory.cleanup()
+            if root is None:
+                raise
+            continue
+        with directory:
+            yield Path(directory.name)
+        return
+
+
+def _attribute(
+    members: dict[int, list[RuffCheck]], report: list[dict[str, Any]]
+) -> dict[int, list[Diagnostic]]:
+    """Give each check the findings of its file that its own selectors select.
+
+    Findings without a rule code (syntax errors) go to every check of their file.
+    """
+    by_name = {file_name(item): checks for item, checks in members.items()}
+    found: dict[int, list[Diagnostic]] = {c.key: [] for checks in members.values() for c in checks}
+    for entry in report:
+        checks = by_name.get(file_of(entry))
+        if not checks:
+            continue
+        code = entry.get("code")
+        diagnostic = None
+        for check in checks:
+            if code is None or any_selector_matches(check.select, code) or not is_rule_code(code):
+                diagnostic = diagnostic or diagnostic_of(entry)
+                found[check.key].append(diagnostic)
+    for diagnostics in found.values():
+        diagnostics.sort(key=diagnostic_order)
+    return found
+
+
+def _single(check: RuffCheck, batch: RuffBatch) -> RuffOutcome:
+    """One Ruff process for one check with exactly its own configuration."""
+    config = RuffConfig(tuple(sorted(set(check.select))), check.preview, check.settings)
+    try:
+        report = run_ruff(config, [file_name(check.item)], workdir=batch.workdir)
+    except RuffRunError as exc:
+        return exc
+    return _attribute({check.item: [check]}, report)[check.key]
+
+
+def run_naive(batch: RuffBatch, workers: int) -> dict[int, RuffOutcome]:
+    """One Ruff process per check, one after the other (``workers`` is ignored)."""
+    del workers
+    return {check.key: _single(check, batch) for check in batch.checks}
+
+
+def run_batched(batch: RuffBatch, workers: int) -> dict[int, RuffOutcome]:
+    """Answer every check with as few Ruff runs as possible.
+
+    Threshold checks that may share a smaller limit are planned with the smallest limit
+    asked for their rule; if a message then looks unexpected they are planned again with
+    their own limit.
+    """
+    thresholds = {check.key: threshold_of(check.select, check.settings) for check in batch.checks}
+    lowest: dict[str, int] = {}
+    for threshold in thresholds.values():
+        if threshold is not None:
+            lowest[threshold.code] = min(
+                lowest.get(threshold.code, threshold.value), threshold.value
+            )
+    shared: dict[int, tuple[Threshold, int]] = {}
+    for check in batch.checks:
+        threshold = thresholds[check.key]
+        if threshold and can_share(threshold, batch.codes[check.item], lowest[threshold.code]):
+            shared[check.key] = (threshold, lowest[threshold.code])
+            check.plan_settings = ((threshold.key, lowest[threshold.code]),)
+    outcomes = _execute(plan_runs(batch.checks), batch, workers)
+    again = []
+    for check in batch.checks:
+        outcome = outcomes[check.key]
+        if check.key in shared and not isinstance(outcome, RuffRunError):
+            narrowed = narrow(outcome, *shared[check.key])
+            if narrowed is None:
+                again.append(check)
+            else:
+                outcomes[check.key] = narrowed
+    if again:
+        for check in again:
+            check.plan_settings = None
+        outcomes.update(_execute(plan_runs(again), batch, workers))
+    return outcomes
+
+
+def _execute(runs: list[RuffRun], batch: RuffBatch, workers: int) -> dict[int, RuffOutcome]:
+    """Run the planned runs (large ones in chunks) in parallel; fall back per check on failure."""
+    parts = [(run, dict(chunk)) for run in runs for chunk in _chunks(sorted(run.members.items()))]
+
+    def execute(part: tuple[RuffRun, dict[int, list[RuffCheck]]]) -> dict[int, RuffOutcome]:
+        run, members = part
+        config = RuffConfig.build(run.select, run.preview, run.settings)
+        names = [file_name(item) for item in members]
+        try:
+            report = run_ruff(config, names, workdir=batch.workdir)
+        except RuffRunError:
+            # Find out which checks fail and why, exactly as the naive way would.
+            return {c.key: _single(c, batch) for group in members.values() for c in group}
+        return dict(_attribute(members, report))
+
+    outcomes: dict[int, RuffOutcome] = {}
+    if workers <= 1 or len(parts) <= 1:
+        for part in parts:
+            outcomes.update(execute(part))
+        return outcomes
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for result in pool.map(execute, parts):
+            outcomes.update(result)
+    return outcomes
+
+
+def _chunks(members: list[tuple[int, list[RuffCheck]]]) -> list[list[tuple[int, list[RuffCheck]]]]:
+    count = max(1, -(-len(members) // MAX_FILES_PER_RUN))
+    size = -(-len(members) // count)
+    return [members[start : start + size] for start in range(0, len(members), size)]

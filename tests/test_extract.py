@@ -1,0 +1,102 @@
+"""Code extraction from responses, fenced blocks, and the Python-side checks' helpers."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from prefjudge.verify import extract_code
+from prefjudge.verify.checks import comment_lines, parse, tokenized_comment_lines
+from prefjudge.verify.extract import fenced_blocks
+
+
+def test_no_fence_gives_the_whole_response():
+    assert extract_code("x = 1\nprint(x)\n") == "x = 1\nprint(x)\n"
+    assert extract_code("") == ""
+
+
+def test_the_last_python_block_wins():
+    response = "```python\nfirst = 1\n```\ntext\n```python\nsecond = 2\n```\nbye\n"
+    assert extract_code(response) == "second = 2\n"
+
+
+@pytest.mark.parametrize("tag", ["python", "py", "Python", "python3", ""])
+def test_python_tags_and_bare_fences(tag):
+    assert extract_code(f"Code:\n```{tag}\nx = 1\n```\n") == "x = 1\n"
+
+
+def test_other_languages_are_not_code_to_check():
+    response = '```python\nx = 1\n```\n```json\n{"a": 1}\n```\n```bash\nls\n```\n'
+    assert extract_code(response) == "x = 1\n"
+    assert extract_code('```json\n{"a": 1}\n```\n') == '```json\n{"a": 1}\n```\n'
+
+
+def test_info_strings_and_longer_fences():
+    assert extract_code("```python title=x.py\nx = 1\n```") == "x = 1\n"
+    response = "````python\nprint('```')\n```\nstill code\n````\n"
+    assert extract_code(response) == "print('```')\n```\nstill code\n"
+
+
+def test_an_unclosed_fence_runs_to_the_end():
+    block = fenced_blocks("Sure:\n```python\ndef f():\n    return 1")
+    assert [(b.tag, b.text, b.closed) for b in block] == [
+        ("python", "def f():\n    return 1", False)
+    ]
+
+
+def test_indented_fences_are_dedented():
+    response = "1. Step one:\n   ```python\n   def f():\n       return 1\n   ```\n"
+    assert extract_code(response) == "def f():\n    return 1\n"
+
+
+def test_block_positions_and_crlf():
+    response = "a\r\n```json\r\n[1]\r\n```\r\n"
+    (block,) = fenced_blocks(response)
+    assert (block.tag, block.start_line, json.loads(block.text)) == ("json", 2, [1])
+
+
+def test_empty_block():
+    (block,) = fenced_blocks("```python\n```\n")
+    assert block.text == "" and block.closed
+
+
+TRICKY = '''\
+#!/usr/bin/env python
+x = "# not a comment"  # a comment
+y = 'it''s # still a string'
+z = """
+# inside a docstring-like string
+""" # after
+w = f"{x}#{y}"
+v = r"\\" # all one raw string, up to here: \\\\"
+u = "escaped \\" # quote"  # real
+t = \'\'\'a \'\' # b\'\'\'
+'''
+
+
+def test_comment_lines_agree_with_tokenize_on_tricky_code():
+    ast.parse(TRICKY)
+    assert comment_lines(TRICKY) == tokenized_comment_lines(TRICKY)
+    assert comment_lines(TRICKY) == [1, 2, 6, 9]
+
+
+def test_comment_lines_agree_with_tokenize_on_real_code(shared_data):
+    import gzip
+
+    path = shared_data / "benchmarks/bigcodebench/BigCodeBench_v0.1.0_hf.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        codes = [
+            (task := json.loads(line))["complete_prompt"] + task["canonical_solution"]
+            for line in handle
+        ]
+    checked = 0
+    for code in codes[::3]:
+        try:
+            parse(code)
+        except SyntaxError:
+            continue
+        assert comment_lines(code) == tokenized_comment_lines(code)
+        checked += 1
+    assert checked > 300
