@@ -24,7 +24,13 @@ from prefjudge.verify import (
 )
 from prefjudge.verify.plan import RuffCheck, plan_runs
 from prefjudge.verify.ruff_engine import Diagnostic, selector_matches
-from prefjudge.verify.thresholds import Threshold, can_share, narrow, threshold_of
+from prefjudge.verify.thresholds import (
+    Threshold,
+    floor,
+    narrow,
+    shared_limits,
+    threshold_of,
+)
 
 TAXONOMY = load_taxonomy()
 UNPARSEABLE = "Here it is:\n\n```python\ndef broken(:\n    return 1\n```\n"
@@ -283,15 +289,23 @@ def test_narrow_keeps_findings_above_the_checks_own_limit():
     assert narrow(odd, threshold, 1) is None
 
 
-def test_long_url_lines_need_a_run_with_the_checks_own_limit():
+def test_long_url_lines_raise_the_smallest_usable_limit():
     line_length = Threshold("E501", "lint.pycodestyle.max-line-length", 100)
-    assert can_share(line_length, "x = 1\n", 79)
-    assert can_share(line_length, "# see https://example.com\n", 79)
-    assert not can_share(line_length, "# see https://example.com/" + "a" * 60 + "\n", 79)
-    assert not can_share(line_length, "\t" * 18 + "x = 1  # https://a.b\n", 79)  # tabs widen
-    assert not can_share(line_length, "# 見る https://example.com/" + "資" * 30 + "\n", 79)
+    assert floor(line_length, "x = 1\n") == 0
+    assert floor(line_length, "# see https://example.com\nx = 1\n") == 25
+    assert floor(line_length, "\t" * 18 + "x = 1  # https://a.b\n") == 18 * 4 + 20
+    assert floor(line_length, "# 見る https://example.com/" + "資" * 30 + "\n") == 87
     complexity = Threshold("C901", "lint.mccabe.max-complexity", 3)
-    assert can_share(complexity, "# https://example.com/" + "a" * 200 + "\n", 1)
+    assert floor(complexity, "# https://example.com/" + "a" * 200 + "\n") == 0
+
+
+def test_shared_limits_use_few_values_each_within_its_interval():
+    wanted = {0: (0, 79), 1: (0, 100), 2: (85, 100), 3: (120, 90), 4: (85, 86), 5: (0, 120)}
+    chosen = shared_limits(wanted)
+    assert sorted(set(chosen.values())) == [79, 86, 90]  # fewer cannot serve all six
+    assert chosen[0] == 79 and chosen[4] == 86 and chosen[3] == 90
+    for key, (low, high) in wanted.items():
+        assert min(low, high) <= chosen[key] <= high
 
 
 def test_threshold_of_needs_a_single_rule_and_its_limit():

@@ -372,10 +372,12 @@ def usage_table(backend: Backend, *, elapsed: float | None = None) -> Table:
     Returns:
         A rich table.
     """
+    from rich.markup import escape
     from rich.table import Table
 
     usage = backend.usage
-    table = Table(title=f"model usage: {backend.kind} · {backend.model_id}", title_justify="left")
+    title = escape(f"model usage: {backend.kind} · {backend.model_id}")
+    table = Table(title=title, title_justify="left")
     for name in (
         "requests",
         "model calls",
@@ -412,7 +414,9 @@ def report_usage(console: Console, backend: Backend, *, started: float | None = 
         backend: The backend after the run.
         started: ``time.monotonic()`` at the start of the run, to show the elapsed time.
     """
+    from rich.markup import escape
+
     elapsed = None if started is None else time.monotonic() - started
     if backend.notice:
-        console.print(f"[yellow]note:[/yellow] {backend.notice}")
+        console.print(f"[yellow]note:[/yellow] {escape(backend.notice)}")
     console.print(usage_table(backend, elapsed=elapsed))

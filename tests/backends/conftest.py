@@ -32,6 +32,14 @@ from pj_backend_helpers import FakeOpenAI, make_handler, vllm_env
 
 SERVED_NAME = "smollm2"
 SERVER_START_TIMEOUT = 300.0
+SERVER_ENV = {
+    # the engine runs in the server's engine-core process (no worker process to spawn:
+    # ready in ~35 s, not ~85 s, on 2 busy cores)
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    # one OpenMP thread: two spinning threads beside the HTTP front end and the test
+    # process made 8 concurrent requests take 25 s instead of 2.3 s on 2 cores
+    "OMP_NUM_THREADS": "1",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -127,9 +135,8 @@ def vllm_server(
         "bfloat16",
         "--seed",
         "0",
-        # with VLLM_ENABLE_V1_MULTIPROCESSING=0 below: no worker process to spawn (ready in
-        # ~35 s instead of ~85 s on 2 busy cores); compact JSON so the tiny model cannot pad
-        # its structured replies with newlines until max_tokens runs out
+        # with SERVER_ENV: no worker process; compact JSON so the tiny model cannot pad its
+        # structured replies with newlines until max_tokens runs out
         "--distributed-executor-backend",
         "uni",
         "--structured-outputs-config",
@@ -140,7 +147,7 @@ def vllm_server(
             command,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            env={**vllm_env(), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
+            env={**vllm_env(), **SERVER_ENV},
             start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
@@ -304,3 +305,40 @@ def test_retry_after_parsing() -> None:
     assert parse_retry_after({}) is None
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 <= (parse_retry_after({"retry-after": later}) or 0) <= 31
+
+
+def test_usage_report_and_progress() -> None:
+    from rich.console import Console
+
+    from prefjudge.config import backend_progress, report_usage
+
+    backend = Dummy(model_id="org/model [dtype=bfloat16]")
+    backend.notice = "a [tiny] model"
+    _run(backend, chat("r", "x"), ["hello"])
+    console = Console(record=True, width=200)
+    with backend_progress(console, total=1) as advance:
+        advance(Result(request_id="r", model="m"))
+    report_usage(console, backend, started=0.0)
+    text = console.export_text()
+    assert "org/model [dtype=bfloat16]" in text and "a [tiny] model" in text
+    assert "requests" in text and "cache hits" in text
+
+
+def test_checkpoint_marker_tracks_the_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefjudge.backends import embedded
+
+    gguf = tmp_path / "pkg" / embedded.GGUF_NAME
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"x" * 10)
+    monkeypatch.setattr(embedded, "find_gguf", lambda: gguf)
+    target = tmp_path / "ckpt"
+    assert not embedded.checkpoint_ready(target)
+    target.mkdir()
+    (target / "config.json").write_text("{}")
+    (target / embedded.MARKER).write_text(json.dumps(embedded._source_info(gguf)))
+    assert embedded.checkpoint_ready(target)
+    assert embedded.ensure_checkpoint(target) == target  # nothing to convert
+    gguf.write_bytes(b"y" * 11)  # another release of the model package
+    assert not embedded.checkpoint_ready(target)
+    (target / embedded.MARKER).write_text("{not json")
+    assert not embedded.checkpoint_ready(target)

@@ -263,3 +263,40 @@ def test_killed_stage_resumes_without_repeating_calls(
     fake_server.reset_counts()
     again = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
     assert again.returncode == 0 and fake_server.calls == 0
+
+
+def test_generate_inside_a_running_event_loop(fake_server: FakeOpenAI, tmp_path: Path) -> None:
+    """Notebooks and async callers already run a loop; generate still works there."""
+    import asyncio
+
+    async def caller() -> list:
+        with backend(fake_server, tmp_path) as b:
+            return b.generate([chat("r", f"echo:{GOOD}", schema_model=Verdict)])
+
+    [result] = asyncio.run(caller())
+    assert result.ok
+    dumped = result.model_dump(mode="json")
+    assert dumped["parsed"] == {"winner": "A", "reason": "shorter"}
+    assert json.loads(json.dumps(dumped))["request_id"] == "r"
+
+
+def test_models_check_command_offline(fake_server: FakeOpenAI) -> None:
+    from click.testing import CliRunner
+
+    from prefjudge.cli import main
+
+    args = ["models", "check", "--backend", "openai", "--base-url", fake_server.url]
+    args += ["--model", "fake", "--json"]
+    # a server that ignores response_format: answers, but the schema is not enforced
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.stdout)
+    assert found["answers"] is True and found["json_schema"] is False
+    assert found["model_listed"] is True and "schema_error" in found
+    # a server that enforces it
+    fake_server.reply = lambda body: '{"token": "pj7f3"}' if "response_format" in body else "ready"
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["json_schema"] is True
+    human = CliRunner().invoke(main, args[:-1])
+    assert human.exit_code == 0 and "JSON-schema output" in human.output

@@ -78,6 +78,14 @@ def test_free_text_and_truncation(embedded) -> None:
     assert cut.attempts == embedded.max_output_retries + 1
 
 
+def test_a_bad_request_fails_alone(embedded) -> None:
+    too_long = chat("long", "word " * 3000, sampling=Sampling(max_tokens=4))
+    fine = chat("fine", "Say yes.", sampling=Sampling(max_tokens=4))
+    long_result, fine_result = embedded.generate([too_long, fine])
+    assert long_result.error_kind == "rejected" and long_result.text is None
+    assert fine_result.ok and fine_result.text
+
+
 def test_rerun_from_cache_starts_no_engine(embedded_checkpoint: Path, cache_file: Path) -> None:
     from prefjudge.backends.embedded import EmbeddedBackend
 

@@ -92,8 +92,23 @@ def _source_info(gguf: Path) -> dict[str, Any]:
 
 
 def checkpoint_ready(target: Path) -> bool:
-    """Whether ``target`` holds a finished conversion (its marker file is written last)."""
-    return (target / MARKER).is_file() and (target / "config.json").is_file()
+    """Whether ``target`` holds a finished conversion of the installed GGUF.
+
+    The marker file is written last, and records which GGUF (name, size, package version)
+    was converted; a checkpoint of another version counts as missing.
+    """
+    marker = target / MARKER
+    if not marker.is_file() or not (target / "config.json").is_file():
+        return False
+    try:
+        recorded = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    try:
+        source = find_gguf()
+    except BackendError:
+        return True  # the package is gone: use what was converted
+    return bool(recorded == _source_info(source))
 
 
 def ensure_checkpoint(target: str | os.PathLike[str] | None = None) -> Path:
@@ -125,6 +140,7 @@ def ensure_checkpoint(target: str | os.PathLike[str] | None = None) -> Path:
         ) from exc
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    work.chmod(0o755)  # mkdtemp makes it private; the checkpoint is not secret
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # float32 is the fast path for de-quantizing; the checkpoint is saved in bfloat16.

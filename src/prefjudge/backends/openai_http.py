@@ -9,6 +9,7 @@ requests send the standard ``response_format={"type": "json_schema", ...}``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import email.utils
 import os
 import random
@@ -159,7 +160,7 @@ class OpenAIBackend(BackendBase):
         """
         if not requests:
             return []
-        return asyncio.run(self._generate(list(requests), on_result))
+        return _run_sync(self._generate(list(requests), on_result))
 
     def list_models(self) -> list[str]:
         """Return the model names the endpoint lists (``GET /models``).
@@ -180,7 +181,7 @@ class OpenAIBackend(BackendBase):
             finally:
                 await client.close()
 
-        return asyncio.run(run())
+        return _run_sync(run())
 
     # -- internals -------------------------------------------------------------------------
 
@@ -288,6 +289,16 @@ class OpenAIBackend(BackendBase):
             return min(retry_after, self.backoff_max)
         ceiling = min(self.backoff_max, self.backoff_base * (2**attempt))
         return ceiling * (0.5 + random.random() / 2)
+
+
+def _run_sync(coroutine: Any) -> Any:
+    """Run a coroutine to completion, also from code that already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _error_detail(exc: Any) -> str:

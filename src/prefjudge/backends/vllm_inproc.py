@@ -62,6 +62,15 @@ def import_vllm() -> Any:
     return vllm
 
 
+def _request_errors() -> tuple[type[Exception], ...]:
+    """Exception types vLLM raises for a bad request (as opposed to a failing engine)."""
+    try:
+        from vllm.exceptions import VLLMClientError
+    except ImportError:
+        return (ValueError,)
+    return (ValueError, VLLMClientError)
+
+
 def describe_model(name: str, engine_args: dict[str, Any]) -> str:
     """Return a model identity: the name plus the engine arguments that change outputs.
 
@@ -87,14 +96,15 @@ def vllm_available() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
 
-def _restore_environment(before: dict[str, str]) -> None:
+def _restore_environment(before: dict[str, str], also: dict[str, str]) -> None:
     """Undo what starting the engine did to ``os.environ``, except vLLM's own ``VLLM_*``.
 
     vLLM sets ``LD_PRELOAD``, ``LD_LIBRARY_PATH`` and thread settings for its workers;
     left in place, every later subprocess of the caller (sandboxed tests, Ruff) inherits them.
+    The variables in ``also`` (the backend's own engine settings) are undone too.
     """
     for name in list(os.environ):
-        if name not in before and not name.startswith("VLLM_"):
+        if name not in before and (name in also or not name.startswith("VLLM_")):
             del os.environ[name]
     for name, value in before.items():
         if os.environ.get(name) != value:
@@ -153,7 +163,7 @@ class VllmBackend(BackendBase):
             except Exception as exc:  # vLLM raises many kinds; all mean "cannot start"
                 raise BackendError(f"vLLM could not start {self.model!r}: {exc}") from exc
             finally:
-                _restore_environment(before)
+                _restore_environment(before, also=self.engine_env)
         return self._llm
 
     def model_path(self) -> str:
@@ -230,13 +240,19 @@ class VllmBackend(BackendBase):
         return vllm.SamplingParams(**kwargs)
 
     def _complete_batch(self, calls: list[Call]) -> list[Completion | CallFailure]:
-        """Run one batch; a batch the engine rejects is retried one call at a time."""
+        """Run one batch; a batch the engine refuses is retried one call at a time.
+
+        Raises:
+            BackendError: When the engine fails for reasons other than a bad request.
+        """
         llm = self.engine()
         try:
             return self._run(llm, calls)
-        except (ValueError, TypeError, RuntimeError) as exc:
+        except _request_errors() as exc:
             if len(calls) == 1:
                 return [CallFailure("rejected", f"vLLM refused the request: {exc}")]
+        except Exception as exc:  # the engine died or misbehaved: nothing else will work
+            raise BackendError(f"vLLM failed while generating: {exc}") from exc
         return [self._complete_batch([call])[0] for call in calls]
 
     def _run(self, llm: Any, calls: list[Call]) -> list[Completion | CallFailure]:

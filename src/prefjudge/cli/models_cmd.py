@@ -9,6 +9,7 @@ from typing import Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends import BackendError, Sampling, chat, create_backend
@@ -123,29 +124,29 @@ def _print_findings(console: Console, found: dict[str, Any]) -> None:
     table = Table(title="prefjudge models check", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("finding")
-    table.add_row("backend", str(found.get("backend")))
+    table.add_row("backend", escape(str(found.get("backend"))))
     if found.get("base_url"):
-        table.add_row("endpoint", str(found["base_url"]))
-    table.add_row("model", str(found.get("model_id") or found.get("model")))
+        table.add_row("endpoint", escape(str(found["base_url"])))
+    table.add_row("model", escape(str(found.get("model_id") or found.get("model"))))
     if "model_listed" in found:
-        served = ", ".join(found.get("served_models") or []) or "none"
+        served = escape(", ".join(found.get("served_models") or []) or "none")
         table.add_row(
             "model listed by server", f"{_mark(found['model_listed'])} (serves: {served})"
         )
     answers = _mark(found.get("answers"))
     if "plain_seconds" in found:
-        answers += f" in {found['plain_seconds']} s: {found.get('plain_reply')!r}"
+        answers += escape(f" in {found['plain_seconds']} s: {found.get('plain_reply')!r}")
     table.add_row("answers", answers)
     schema = _mark(found.get("json_schema"))
     if found.get("schema_reply") is not None:
-        schema += f": {found['schema_reply']!r}"
+        schema += escape(f": {found['schema_reply']!r}")
     table.add_row("JSON-schema output", schema)
     for key in ("plain_error", "schema_error", "error"):
         if found.get(key):
-            table.add_row(key.replace("_", " "), f"[red]{found[key]}[/red]")
+            table.add_row(key.replace("_", " "), f"[red]{escape(str(found[key]))}[/red]")
     console.print(table)
     if found.get("notice"):
-        console.print(f"[yellow]note:[/yellow] {found['notice']}")
+        console.print(f"[yellow]note:[/yellow] {escape(found['notice'])}")
 
 
 @models.command("prepare")

@@ -218,6 +218,12 @@ def describe(plan: IsolationPlan) -> dict[str, object]:
     return report
 
 
+def sandbox_uid_range() -> range:
+    """The uids this process gives its sandbox runs (distinct per process id)."""
+    first = UID_BASE + (os.getpid() % 50_000) * MAX_SLOTS
+    return range(first, first + MAX_SLOTS)
+
+
 class UidPool:
     """Hands out distinct sandbox uids to concurrent runs (namespaces mode)."""
 
@@ -233,7 +239,7 @@ class UidPool:
                 self._cond.wait()
             slot = self._free.pop()
         try:
-            yield UID_BASE + (os.getpid() % 50_000) * MAX_SLOTS + slot
+            yield sandbox_uid_range()[slot]
         finally:
             with self._cond:
                 self._free.append(slot)

@@ -272,17 +272,16 @@ def _python_part(check: _Check, response: _Response) -> None:
 def _ruff_result(check: _Check, outcome: RuffOutcome) -> CheckResult:
     if isinstance(outcome, RuffRunError):
         return _error(check, f"ruff error: {outcome}")
+    if not outcome:
+        return _result(check, "; ".join(check.extra_reasons) or None)
     unattributed = [d for d in outcome if not d.is_rule]
     syntax = [d for d in unattributed if d.is_syntax_error]
     if syntax:
         return _result(check, f"does not parse (Ruff: {syntax[0].describe()})")
     if unattributed:
         return _error(check, f"ruff reported: {unattributed[0].describe()}")
-    if not outcome and not check.extra_reasons:
-        return _result(check, None)
     found = join_reasons([d.describe() for d in outcome])
-    reason = "; ".join(part for part in (found, *check.extra_reasons) if part)
-    return _result(check, reason or None)
+    return _result(check, "; ".join([found, *check.extra_reasons]))
 
 
 def _result(check: _Check, failure: str | None) -> CheckResult:

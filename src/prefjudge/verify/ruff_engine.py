@@ -46,6 +46,7 @@ RUN_TIMEOUT_S = 300.0
 _RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
 
+@lru_cache(maxsize=2048)
 def is_rule_code(code: str) -> bool:
     """Whether Ruff's ``code`` field names a rule (``E501``) rather than, say, a syntax error."""
     return _RULE_CODE.match(code) is not None

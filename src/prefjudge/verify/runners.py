@@ -5,8 +5,8 @@ stopped Ruff), so the results built from them are the same whichever way ran.
 
 Batched: checks are packed into runs by :func:`~prefjudge.verify.plan.plan_runs`; runs
 of more than :data:`MAX_FILES_PER_RUN` files are split so the workers share the load;
-threshold checks that may share the smallest limit asked for their rule are answered
-from that run (:mod:`prefjudge.verify.thresholds`), the others with their own limit. A
+threshold checks are answered from runs with a few shared, smaller limits
+(:mod:`prefjudge.verify.thresholds`). A
 run that fails is redone check by check, exactly as the naive way would, so that one
 broken check or file cannot turn its neighbours into errors.
 """
@@ -34,7 +34,7 @@ from prefjudge.verify.ruff_engine import (
     is_rule_code,
     run_ruff,
 )
-from prefjudge.verify.thresholds import Threshold, can_share, narrow, threshold_of
+from prefjudge.verify.thresholds import Threshold, floor, narrow, shared_limits, threshold_of
 
 # Outcome of the Ruff part of one check: the findings it selects, or why Ruff failed.
 RuffOutcome = list[Diagnostic] | RuffRunError
@@ -148,19 +148,22 @@ def run_batched(batch: RuffBatch, workers: int) -> dict[int, RuffOutcome]:
     asked for their rule; if a message then looks unexpected they are planned again with
     their own limit.
     """
-    thresholds = {check.key: threshold_of(check.select, check.settings) for check in batch.checks}
-    lowest: dict[str, int] = {}
-    for threshold in thresholds.values():
-        if threshold is not None:
-            lowest[threshold.code] = min(
-                lowest.get(threshold.code, threshold.value), threshold.value
-            )
-    shared: dict[int, tuple[Threshold, int]] = {}
+    by_rule: dict[str, dict[int, tuple[int, int]]] = {}
+    thresholds: dict[int, Threshold] = {}
     for check in batch.checks:
-        threshold = thresholds[check.key]
-        if threshold and can_share(threshold, batch.codes[check.item], lowest[threshold.code]):
-            shared[check.key] = (threshold, lowest[threshold.code])
-            check.plan_settings = ((threshold.key, lowest[threshold.code]),)
+        threshold = threshold_of(check.select, check.settings)
+        if threshold is not None:
+            thresholds[check.key] = threshold
+            wanted = (floor(threshold, batch.codes[check.item]), threshold.value)
+            by_rule.setdefault(threshold.code, {})[check.key] = wanted
+    shared: dict[int, tuple[Threshold, int]] = {}
+    for wanted in by_rule.values():
+        for key, limit in shared_limits(wanted).items():
+            shared[key] = (thresholds[key], limit)
+    for check in batch.checks:
+        if check.key in shared:
+            threshold, limit = shared[check.key]
+            check.plan_settings = ((threshold.key, limit),)
     outcomes = _execute(plan_runs(batch.checks), batch, workers)
     again = []
     for check in batch.checks:

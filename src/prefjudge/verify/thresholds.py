@@ -1,17 +1,20 @@
-"""Answering "at most T" rules for many values of T from a single Ruff run.
+"""Answering "at most T" rules for many values of T from a few Ruff runs.
 
 Ruff's metric rules report the measured value next to the limit, e.g. PLR0912's
 ``Too many branches (5 > 2)``, and report exactly the findings whose value exceeds the
-limit, at places that do not depend on the limit. So one run with the smallest limit
-any check asks for answers every larger limit: keep the findings whose value exceeds
-the check's own limit and write its limit into the message. The result is what a run
-with that limit prints (the benchmark and the tests compare them).
+limit, at places that do not depend on the limit. So a run with a smaller limit R
+answers a check with limit T >= R: keep the findings whose value exceeds T and write T
+into the message. The result is what a run with limit T prints (the benchmark and the
+tests compare them).
 
 E501 and W505 have one limit-dependent exemption: a line ending in a URL that starts
-before the limit is not reported. A file with a line that contains ``://`` and may be
-wider than the shared limit is therefore checked with its own limit. Anything
-unexpected in a message (no ``(N > T)`` at its end, or a limit other than the one
-configured) also sends the check to a run with its own limit.
+before the limit is not reported. A run with limit R answers such a check only when
+every line containing ``://`` is at most R wide (then no URL line is reported at R or
+at T). Each check thus accepts the limits R in an interval ``[floor, T]``, and
+:func:`shared_limits` picks as few limits as possible that serve every check (the check
+with ``floor > T`` gets its own limit, which is exact). Anything unexpected in a message
+(no ``(N > T)`` at its end, or a limit other than the one configured) sends the check
+to a run with its own limit.
 """
 
 from __future__ import annotations
@@ -65,18 +68,41 @@ def threshold_of(
     return Threshold(code, key, value)
 
 
-def can_share(threshold: Threshold, code: str, ran_with: int) -> bool:
-    """Whether the check may be answered from a run with the smaller limit ``ran_with``.
+def floor(threshold: Threshold, code: str) -> int:
+    """The smallest limit of a run that can answer the check on this code.
 
     Args:
         threshold: The check's threshold.
         code: The code of the file it checks.
-        ran_with: The shared limit.
+
+    Returns:
+        0 unless the rule has the URL exemption and the code has lines with ``://``:
+        then an upper bound of their width.
     """
     if threshold.code not in URL_EXEMPT_RULES or "://" not in code:
-        return True
+        return 0
     # Lines split on "\n" only are never shorter than Ruff's lines (which also end at "\r").
-    return all(_widest(line) <= ran_with for line in code.split("\n") if "://" in line)
+    return max(_widest(line) for line in code.split("\n") if "://" in line)
+
+
+def shared_limits(wanted: dict[int, tuple[int, int]]) -> dict[int, int]:
+    """Choose few run limits such that each check gets one within its interval.
+
+    Args:
+        wanted: Check key to ``(floor, limit)``; a floor above the limit means only the
+            check's own limit will do.
+
+    Returns:
+        Check key to the limit of the run that answers it (greedy interval stabbing,
+        which uses the fewest distinct limits).
+    """
+    chosen: dict[int, int] = {}
+    current: int | None = None
+    for key, (low, high) in sorted(wanted.items(), key=lambda entry: (entry[1][1], entry[0])):
+        if current is None or min(low, high) > current:
+            current = high
+        chosen[key] = current
+    return chosen
 
 
 def _widest(line: str) -> int:
