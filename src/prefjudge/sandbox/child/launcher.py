@@ -209,26 +209,35 @@ def apply_masks(plan: dict[str, dict[str, int]]) -> None:
     """Hide each mask dir under an empty read-only tmpfs, binding back what it exposes."""
     for mask in sorted(plan, key=lambda p: p.count("/")):
         mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
-        for name, handle in plan[mask].items():
-            target = os.path.join(mask, name)
-            if stat.S_ISDIR(os.fstat(handle).st_mode):
-                os.mkdir(target, 0o755)
-            else:
-                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-            mount(f"/proc/self/fd/{handle}", target, None, MS_BIND | MS_REC)
-            remount_readonly(target)
-            os.close(handle)
+        bind_back(mask, plan[mask])
         mount(None, mask, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def mount_scratch(disk_mb: int) -> None:
-    """Fresh, size-limited tmpfs on /tmp, /var/tmp and /dev/shm."""
-    options = f"size={disk_mb}m,mode=1777"
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options)
-    small = f"size={min(disk_mb, 64)}m,mode=1777"
-    for extra in ("/var/tmp", "/dev/shm"):
-        if os.path.isdir(extra):
-            mount("tmpfs", extra, "tmpfs", MS_NOSUID | MS_NODEV, small)
+def bind_back(directory: str, children: dict[str, int]) -> None:
+    """Bind each O_PATH handle back, read-only, as ``directory/<name>`` on a fresh mount."""
+    for name, handle in children.items():
+        target = os.path.join(directory, name)
+        if stat.S_ISDIR(os.fstat(handle).st_mode):
+            os.mkdir(target, 0o755)
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+        mount(f"/proc/self/fd/{handle}", target, None, MS_BIND | MS_REC)
+        remount_readonly(target)
+        os.close(handle)
+
+
+def mount_scratch(disk_mb: int, exposed: list[str]) -> None:
+    """Fresh, size-limited tmpfs on /tmp, /var/tmp and /dev/shm.
+
+    An interpreter that lives under one of them (a venv in /tmp, as CI clones may have)
+    is bound back read-only on the fresh tmpfs, so the sandbox can still start it.
+    """
+    scratch = [path for path in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(path)]
+    keep = open_exposures(scratch, exposed)
+    for path in scratch:
+        size = disk_mb if path == "/tmp" else min(disk_mb, 64)
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
+        bind_back(path, keep[path])
 
 
 def write_files(
@@ -442,7 +451,7 @@ def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[
     plan.setdefault(os.path.realpath(run_dir), {})  # hide our inputs (the nonce) from the code
     notes = make_everything_readonly()
     apply_masks(plan)
-    mount_scratch(config["limits"]["disk_mb"])
+    mount_scratch(config["limits"]["disk_mb"], config["exposed"])
     os.mkdir(NS_HARNESS_DIR, 0o755)
     write_files(NS_HARNESS_DIR, harness_files, None, 0o644)
     os.mkdir(NS_WORK_DIR, 0o700)
