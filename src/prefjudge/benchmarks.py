@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import json
 import os
 import warnings
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prefjudge.io import InputError, InputIssue, open_text, validation_issues
+from prefjudge.io import InputError, InputIssue, iter_objects, validation_issues
 from prefjudge.records import Task
 
 BIGCODEBENCH_FIELDS = (
@@ -223,34 +222,29 @@ def load_tasks(path: str | os.PathLike[str]) -> dict[str, Task]:
     first_line: dict[str, int] = {}
     issues: list[InputIssue] = []
     fmt: str | None = None
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                issues.append(InputIssue(spath, number, "", f"not valid JSON ({exc.msg})"))
-                continue
-            if fmt is None and isinstance(record, dict):
-                fmt = detect_format(record)
-            task, found = _convert(spath, number, record, fmt)
-            issues.extend(found)
-            if task is None:
-                continue
-            if task.task_id in tasks:
-                issues.append(
-                    InputIssue(
-                        spath,
-                        number,
-                        "task_id",
-                        f"duplicate task_id "
-                        f"{task.task_id!r} (first on line {first_line[task.task_id]})",
-                    )
+    for number, record in iter_objects(path):
+        if isinstance(record, InputIssue):
+            issues.append(record)
+            continue
+        if fmt is None:
+            fmt = detect_format(record)
+        task, found = _convert(spath, number, record, fmt)
+        issues.extend(found)
+        if task is None:
+            continue
+        if task.task_id in tasks:
+            issues.append(
+                InputIssue(
+                    spath,
+                    number,
+                    "task_id",
+                    f"duplicate task_id "
+                    f"{task.task_id!r} (first on line {first_line[task.task_id]})",
                 )
-                continue
-            tasks[task.task_id] = task
-            first_line[task.task_id] = number
+            )
+            continue
+        tasks[task.task_id] = task
+        first_line[task.task_id] = number
     if not tasks and not issues:
         issues.append(InputIssue(spath, 0, "", "no tasks in the file"))
     if issues:

@@ -65,27 +65,33 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
     return path.open(encoding="utf-8")
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, parsed_json)`` for each non-blank line.
+def iter_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | InputIssue]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
+
+    A line that is not valid JSON, or not a JSON object, yields an :class:`InputIssue` in
+    place of the object, so callers can stop or collect as they choose.
 
     Args:
         path: JSONL file (optionally gzipped).
 
     Yields:
-        Line number (1-based) and the parsed value.
-
-    Raises:
-        InputError: On the first line that is not valid JSON.
+        Line number (1-based) and the parsed object or the issue with that line.
     """
+    spath = str(path)
     with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
+                data = json.loads(line)
             except json.JSONDecodeError as exc:
                 message = f"not valid JSON ({exc.msg} at column {exc.colno})"
-                raise InputError([InputIssue(str(path), number, "", message)]) from exc
+                yield number, InputIssue(spath, number, "", message)
+                continue
+            if not isinstance(data, dict):
+                yield number, InputIssue(spath, number, "", "expected a JSON object")
+                continue
+            yield number, data
 
 
 def validation_issues(path: str, line: int, exc: ValidationError) -> list[InputIssue]:
@@ -124,23 +130,14 @@ def read_records(
     """
     records: list[tuple[int, M]] = []
     issues: list[InputIssue] = []
-    spath = str(path)
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                issues.append(InputIssue(spath, number, "", f"not valid JSON ({exc.msg})"))
-                continue
-            if not isinstance(data, dict):
-                issues.append(InputIssue(spath, number, "", "expected a JSON object"))
-                continue
-            try:
-                records.append((number, model.model_validate(data)))
-            except ValidationError as exc:
-                issues.extend(validation_issues(spath, number, exc))
+    for number, data in iter_objects(path):
+        if isinstance(data, InputIssue):
+            issues.append(data)
+            continue
+        try:
+            records.append((number, model.model_validate(data)))
+        except ValidationError as exc:
+            issues.extend(validation_issues(str(path), number, exc))
     if issues and not collect:
         raise InputError(issues)
     return records, issues

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from prefjudge.io import InputError, InputIssue, open_text
+from prefjudge.io import InputError, InputIssue, iter_objects, open_text
 
 CANONICAL_WINNERS = ("model_a", "model_b", "tie")
 _MAX_ISSUES = 200
@@ -101,20 +101,10 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[Row]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[Row]:
-    spath = str(path)
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    [InputIssue(spath, number, "", f"not valid JSON ({exc.msg})")]
-                ) from exc
-            if not isinstance(data, dict):
-                raise InputError([InputIssue(spath, number, "", "expected a JSON object")])
-            yield Row(number, "", data)
+    for number, data in iter_objects(path):
+        if isinstance(data, InputIssue):
+            raise InputError([data])
+        yield Row(number, "", data)
 
 
 def _iter_json(path: Path) -> Iterator[Row]:
