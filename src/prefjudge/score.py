@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefjudge import __version__
-from prefjudge.io import InputIssue, read_records
+from prefjudge.io import InputError, InputIssue, read_records
 from prefjudge.records import CheckResult, FuncResult, Generation, ScoredSample, Task
 from prefjudge.sandbox import SandboxLimits, run_functional
 from prefjudge.taxonomy import Taxonomy, load_taxonomy
@@ -94,8 +94,6 @@ def prepare_job(
     Raises:
         InputError: When a line is invalid and ``skip_invalid`` is False.
     """
-    from prefjudge.io import InputError
-
     taxonomy = taxonomy or load_taxonomy()
     records, issues = read_records(path, Generation, collect=True)
     spath = str(path)
