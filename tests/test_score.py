@@ -156,3 +156,35 @@ def test_bigcodebench_canonical_solutions_score_as_passing(shared_data, tmp_path
     assert result.exit_code == 0, result.output
     records = read_jsonl(out)
     assert [r["func"]["status"] for r in records] == ["pass"] * 6, [r["func"] for r in records]
+
+
+def test_multi_turn_generations_get_per_turn_checks(tmp_path):
+    def fenced(code):
+        return f"```python\n{code}```"
+
+    plain = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+    annotated = "import os\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n"
+    refs = [{"id": "doc_1", "params": {}}, {"id": "logic_1", "params": {}}]
+    turns = [
+        {"index": 1, "prompt": "write add", "response": fenced(plain), "instruction": None},
+        {"index": 2, "prompt": "annotate", "response": fenced(annotated), "instruction": refs[0]},
+        {"index": 3, "prompt": "pyflakes", "response": fenced(plain.replace("import os\n", "")),
+         "instruction": refs[1]},
+    ]
+    gens = tmp_path / "gens.jsonl"
+    write_gens(gens, [
+        {"id": "multi", "task_id": "t", "model": "m", "response": turns[-1]["response"],
+         "instructions": refs, "protocol": "multi", "k": 2, "turns": turns},
+        {"id": "single", "task_id": "t", "model": "m", "response": fenced(annotated),
+         "instructions": refs, "protocol": "single", "k": 2},
+    ])
+    out = tmp_path / "scores.jsonl"
+    result = CliRunner().invoke(main, ["score", str(gens), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    multi, single = read_jsonl(out)
+    statuses = [[(c["id"], c["status"]) for c in turn] for turn in multi["turn_results"]]
+    assert statuses == [[], [("doc_1", "pass")], [("doc_1", "fail"), ("logic_1", "pass")]]
+    assert [c["status"] for c in multi["instruction_results"]] == ["fail", "pass"]
+    assert multi["turns"] == turns and multi["protocol"] == "multi"
+    assert single["turn_results"] is None
+    assert [c["status"] for c in single["instruction_results"]] == ["pass", "fail"]

@@ -135,6 +135,42 @@ class Task(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class AugmentedTask(Task):
+    """A task with the k instructions chosen for it, in selection order.
+
+    Attributes:
+        instructions: Chosen instructions with concrete parameters, in the order of the
+            seeded permutation the selector scanned (position matters for analysis).
+        selector: Who chose them: ``rule`` or ``llm:<model>``.
+        selector_seed: Seed of the permutation.
+        param_repairs: Repairs made to invalid parameter assignments (one line each).
+    """
+
+    instructions: list[InstructionRef] = Field(default_factory=list)
+    selector: str = ""
+    selector_seed: int | None = None
+    param_repairs: list[str] = Field(default_factory=list)
+
+
+class Turn(BaseModel):
+    """One user turn and the model's reply in a generation protocol.
+
+    Attributes:
+        index: 1-based turn number.
+        prompt: What the user said at this turn.
+        response: What the model replied ("" when the call failed).
+        instruction: The instruction this turn added (None for the first multi-turn turn
+            and for single-turn generations).
+        error: Why the model call failed, when it did.
+    """
+
+    index: int
+    prompt: str
+    response: str = ""
+    instruction: InstructionRef | None = None
+    error: str | None = None
+
+
 class Generation(BaseModel):
     """A model's response to a task, with the instructions it was asked to follow."""
 
@@ -170,6 +206,7 @@ class ScoredSample(Generation):
     if_instruction: float | None = None
     if_task: bool | None = None
     func: FuncResult | None = None
+    turn_results: list[list[CheckResult]] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 

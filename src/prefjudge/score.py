@@ -13,7 +13,14 @@ from pathlib import Path
 
 from prefjudge import __version__
 from prefjudge.io import InputError, InputIssue, read_records
-from prefjudge.records import CheckResult, FuncResult, Generation, ScoredSample, Task
+from prefjudge.records import (
+    CheckResult,
+    FuncResult,
+    Generation,
+    InstructionRef,
+    ScoredSample,
+    Task,
+)
 from prefjudge.sandbox import SandboxLimits, run_functional
 from prefjudge.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.verify import ruff_version, verify_batch
@@ -208,13 +215,17 @@ def score_stream(
     todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start:start + chunk_size]
-        checks = verify_batch([(gen.response, gen.instructions) for _, gen in chunk],
-                              workers=workers)
+        items = [(gen.response, gen.instructions) for _, gen in chunk]
+        turn_items = [multi_turn_items(gen) for _, gen in chunk]
+        checked = verify_batch(items + [item for turns in turn_items for item in turns],
+                               workers=workers)
+        checks, turn_checks = checked[:len(items)], iter(checked[len(items):])
         if on_progress:
             on_progress("verify", len(chunk))
         funcs = _test_results_in_order(chunk, job.tasks if run_tests else {}, workers, limits,
                                        on_progress)
-        for (key, gen), results, func in zip(chunk, checks, funcs, strict=True):
+        for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
+                                                    strict=True):
             if_instruction, if_task = summarise_checks(results)
             yield ScoredSample(
                 **_input_fields(gen),
@@ -222,8 +233,36 @@ def score_stream(
                 if_instruction=if_instruction,
                 if_task=if_task,
                 func=func,
+                turn_results=[next(turn_checks) for _ in turns] if turns else None,
                 meta={**meta, "key": key},
             )
+
+
+def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
+    """What to verify at each turn of a multi-turn generation, for retention analysis.
+
+    In the multi-turn protocol turn 1 is the plain prompt and turn t adds instruction
+    t-1, so turn t's response is checked against the first t-1 instructions (with the
+    generation's resolved parameters).
+
+    Args:
+        gen: A generation; only ``protocol == "multi"`` records with one more turn than
+            instructions get turn checks.
+
+    Returns:
+        One ``(response, instructions so far)`` item per turn, or ``[]``.
+    """
+    extra = gen.model_extra or {}
+    turns = extra.get("turns")
+    if extra.get("protocol") != "multi" or not isinstance(turns, list):
+        return []
+    if len(turns) != len(gen.instructions) + 1:
+        return []
+    return [
+        (str(turn.get("response") or "") if isinstance(turn, dict) else "",
+         gen.instructions[:index])
+        for index, turn in enumerate(turns)
+    ]
 
 
 _SCORED_FIELDS = frozenset(ScoredSample.model_fields) - frozenset(Generation.model_fields)
