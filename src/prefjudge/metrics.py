@@ -10,7 +10,12 @@ Definitions (per model, over the scored samples given):
   ``timeout`` counts as not passing, ``error`` (the harness could not judge the code) is
   left out and counted apart; unbiased pass@k (Chen et al., 2021) when tasks have several
   samples;
-* FR_k = (S0 - Sk) / S0, the relative functional regression from adding k instructions.
+* FR_k = (S0 - Sk) / S0, the relative functional regression from adding k instructions;
+* co-failure lift: for two instructions given together, the observed rate at which both
+  fail divided by the product of their separate failure rates over the same samples
+  (1 under independence, above 1 when they fail together more than chance predicts);
+* retention (multi-turn): of the instructions a model satisfied at the turn that
+  introduced them, the share still satisfied at a later turn.
 
 Confidence intervals are percentile bootstraps that resample *tasks* (all samples of a
 task move together), seeded so that a rerun gives the same interval.
@@ -38,7 +43,15 @@ SAMPLE_COLUMNS = [
     "func_status",
     "func_pass",
     "check_errors",
+    "protocol",
 ]
+
+PROTOCOLS = ("single", "multi")
+
+
+def _protocol(rec: ScoredSample) -> str:
+    """The generation protocol of a record (extra field ``protocol``; default single)."""
+    return str(getattr(rec, "protocol", None) or "single")
 
 
 def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
@@ -50,7 +63,8 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
     Returns:
         Columns: model, task_id, k (number of instructions), if_instruction (float or NaN),
         if_task (1.0/0.0/NaN), func_status (str or None), func_pass (1.0/0.0, NaN when
-        there is no functional verdict or it errored), check_errors (int).
+        there is no functional verdict or it errored), check_errors (int), protocol
+        (extra field ``protocol`` of the record, ``"single"`` when absent).
     """
     rows = []
     for record in records:
@@ -69,6 +83,7 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
                 "func_status": func_status,
                 "func_pass": func_pass,
                 "check_errors": sum(r.status == "error" for r in rec.instruction_results),
+                "protocol": _protocol(rec),
             }
         )
     return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
@@ -85,12 +100,14 @@ def checks_frame(
 
     Returns:
         Columns: model, task_id, instruction, category, position (1-based order in the
-        prompt), status, passed (1.0/0.0, NaN for errors).
+        prompt), status, passed (1.0/0.0, NaN for errors), then sample (index of the
+        record in ``records``), protocol and k (as in :func:`samples_frame`).
     """
     rows = []
     categories = categories or {}
-    for record in records:
+    for index, record in enumerate(records):
         rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
+        k = int(getattr(rec, "k", None) or len(rec.instructions))
         for position, result in enumerate(rec.instruction_results, start=1):
             passed = np.nan if result.status == "error" else float(result.status == "pass")
             rows.append(
@@ -102,9 +119,13 @@ def checks_frame(
                     "position": position,
                     "status": result.status,
                     "passed": passed,
+                    "sample": index,
+                    "protocol": _protocol(rec),
+                    "k": k,
                 }
             )
-    columns = ["model", "task_id", "instruction", "category", "position", "status", "passed"]
+    columns = ["model", "task_id", "instruction", "category", "position", "status", "passed",
+               "sample", "protocol", "k"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -314,3 +335,279 @@ def if_by(
                      "errors": int((group["status"] == "error").sum())})
     return pd.DataFrame(rows, columns=["model", key, "value", "lower", "upper", "n_tasks",
                                        "n_checks", "errors"])
+
+
+def _protocol_parts(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Split a frame by its ``protocol`` column: single, multi, then any others."""
+    if "protocol" not in frame.columns:
+        return [("single", frame)]
+    present = list(dict.fromkeys(frame["protocol"].fillna("single")))
+    order = [p for p in PROTOCOLS if p in present] + sorted(p for p in present
+                                                             if p not in PROTOCOLS)
+    return [(p, frame[frame["protocol"].fillna("single") == p]) for p in order]
+
+
+def _tag_protocol(parts: list[tuple[str, pd.DataFrame]], columns: list[str]) -> pd.DataFrame:
+    """Concatenate per-protocol tables with a ``protocol`` column after ``model``."""
+    tagged = [table.assign(protocol=p) for p, table in parts if len(table)]
+    out_columns = ["model", "protocol", *[c for c in columns if c not in ("model", "protocol")]]
+    if not tagged:
+        return pd.DataFrame(columns=out_columns)
+    return pd.concat(tagged, ignore_index=True)[out_columns]
+
+
+def summary_by_protocol(
+    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> pd.DataFrame:
+    """:func:`model_summary` per model and protocol.
+
+    Args:
+        frame: Output of :func:`samples_frame`.
+        resamples: Bootstrap resamples.
+        seed: RNG seed.
+
+    Returns:
+        The columns of :func:`model_summary` with ``protocol`` after ``model``.
+    """
+    parts = [(p, model_summary(part, resamples=resamples, seed=seed))
+             for p, part in _protocol_parts(frame)]
+    columns = next((list(t.columns) for _, t in parts if len(t)), ["model"])
+    return _tag_protocol(parts, columns)
+
+
+def metrics_by_k(
+    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> pd.DataFrame:
+    """Instruction-level IF, task-level IF and pass@1 per model, protocol and k, with CIs.
+
+    Args:
+        frame: Output of :func:`samples_frame`.
+        resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
+
+    Returns:
+        Long format, columns: model, protocol, k, metric (``if_instruction``, ``if_task``
+        or ``pass1``), value, lower, upper, n_tasks. Rows with no known value (e.g. IF at
+        k = 0) are left out.
+    """
+    rows = []
+    for protocol, part in _protocol_parts(frame):
+        for (model, k), group in part.groupby(["model", "k"], sort=True):
+            for metric, column in (("if_instruction", "if_instruction"),
+                                   ("if_task", "if_task"), ("pass1", "func_pass")):
+                per_task = _task_means(group, column)
+                if per_task.empty:
+                    continue
+                rows.append({"model": model, "protocol": protocol, "k": int(k),
+                             "metric": metric,
+                             **mean_with_ci(per_task, resamples=resamples, seed=seed)})
+    return pd.DataFrame(rows, columns=["model", "protocol", "k", "metric", "value", "lower",
+                                       "upper", "n_tasks"])
+
+
+def functional_regression_by_protocol(
+    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> pd.DataFrame:
+    """:func:`functional_regression` per protocol.
+
+    A protocol without its own k = 0 runs is compared with the k = 0 runs of the other
+    protocols (with no instruction, single- and multi-turn prompts are the same).
+
+    Args:
+        frame: Output of :func:`samples_frame`.
+        resamples: Bootstrap resamples.
+        seed: RNG seed.
+
+    Returns:
+        Columns: model, protocol, k, s0, sk, fr, lower, upper, n_tasks.
+    """
+    zero = frame[frame["k"] == 0]
+    parts = []
+    for protocol, part in _protocol_parts(frame):
+        if not (part["k"] == 0).any():
+            part = pd.concat([zero, part], ignore_index=True)
+        parts.append((protocol, functional_regression(part, resamples=resamples, seed=seed)))
+    return _tag_protocol(parts, ["model", "k", "s0", "sk", "fr", "lower", "upper", "n_tasks"])
+
+
+def if_by_protocol(
+    checks: pd.DataFrame, key: str, *, resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """:func:`if_by` per protocol.
+
+    Args:
+        checks: Output of :func:`checks_frame`.
+        key: Column to group by (position, category or instruction).
+        resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
+
+    Returns:
+        Columns: model, protocol, <key>, value, lower, upper, n_tasks, n_checks, errors.
+    """
+    parts = [(p, if_by(part, key, resamples=resamples, seed=seed))
+             for p, part in _protocol_parts(checks)]
+    return _tag_protocol(parts, ["model", key, "value", "lower", "upper", "n_tasks",
+                                 "n_checks", "errors"])
+
+
+CO_FAILURE_COLUMNS = ["instruction_a", "instruction_b", "n", "fail_a", "fail_b", "joint_fail",
+                      "expected", "lift", "n_joint"]
+
+
+def co_failure(
+    checks: pd.DataFrame, *, min_count: int = 5, by: Sequence[str] = ("model",)
+) -> pd.DataFrame:
+    """Which instructions fail together more often than independence predicts.
+
+    For each pair of instructions given together in at least ``min_count`` samples (both
+    checks determinable), over those samples: the failure rate of each, the observed rate
+    at which both fail, the product of the two failure rates (what independence
+    predicts) and their ratio, the lift.
+
+    Args:
+        checks: Output of :func:`checks_frame` (needs its ``sample`` column).
+        min_count: Fewest samples a pair must share to be reported.
+        by: Columns to compute the matrix within (default per model; ``()`` pools all).
+
+    Returns:
+        Columns: <by...>, instruction_a, instruction_b (a < b), n (samples with both),
+        fail_a, fail_b, joint_fail, expected (fail_a · fail_b), lift (joint_fail /
+        expected, NaN when expected is 0), n_joint (samples where both fail); sorted by
+        lift, highest first.
+    """
+    by = list(by)
+    known = checks.dropna(subset=["passed"])
+    groups = known.groupby(by, sort=True) if by else [((), known)]
+    rows = []
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        failed = group.assign(failed=1.0 - group["passed"]).pivot_table(
+            index="sample", columns="instruction", values="failed", aggfunc="max")
+        names = list(failed.columns)
+        values = failed.to_numpy(dtype=float)
+        assigned = (~np.isnan(values)).astype(float)
+        fails = np.nan_to_num(values)
+        counts = assigned.T @ assigned
+        fail_a_sum = fails.T @ assigned  # [a, b]: failures of a where b is also given
+        joint_sum = fails.T @ fails
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                n = int(counts[i, j])
+                if n < min_count or n == 0:
+                    continue
+                fail_a = fail_a_sum[i, j] / n
+                fail_b = fail_a_sum[j, i] / n
+                joint = joint_sum[i, j] / n
+                expected = fail_a * fail_b
+                lift = joint / expected if expected > 0 else float("nan")
+                rows.append({**dict(zip(by, key, strict=True)), "instruction_a": names[i],
+                             "instruction_b": names[j], "n": n, "fail_a": float(fail_a),
+                             "fail_b": float(fail_b), "joint_fail": float(joint),
+                             "expected": float(expected), "lift": float(lift),
+                             "n_joint": int(np.rint(joint_sum[i, j]))})
+    frame = pd.DataFrame(rows, columns=[*by, *CO_FAILURE_COLUMNS])
+    return frame.sort_values(["lift", "n"], ascending=[False, False], na_position="last",
+                             ignore_index=True)
+
+
+def turns_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
+    """One row per instruction check at each turn of multi-turn samples.
+
+    ``turn_results[t]`` holds the checks of turn t+1's response against the instructions
+    introduced up to that turn, in order; an instruction's introduction turn is the first
+    turn that checks it. Records without ``turn_results`` are skipped.
+
+    Args:
+        records: Scored samples.
+
+    Returns:
+        Columns: model, protocol, task_id, sample (record index), instruction, position
+        (1-based), intro_turn, turn (1-based), since (turn - intro_turn), last_turn,
+        status.
+    """
+    rows = []
+    for index, record in enumerate(records):
+        rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
+        if not rec.turn_results:
+            continue
+        intro: dict[int, int] = {}
+        last = len(rec.turn_results)
+        for turn, results in enumerate(rec.turn_results, start=1):
+            for position, result in enumerate(results, start=1):
+                intro.setdefault(position, turn)
+                rows.append({"model": rec.model, "protocol": _protocol(rec),
+                             "task_id": rec.task_id, "sample": index, "instruction": result.id,
+                             "position": position, "intro_turn": intro[position],
+                             "turn": turn, "since": turn - intro[position], "last_turn": last,
+                             "status": result.status})
+    return pd.DataFrame(rows, columns=["model", "protocol", "task_id", "sample", "instruction",
+                                       "position", "intro_turn", "turn", "since", "last_turn",
+                                       "status"])
+
+
+def _retention_rows(turns: pd.DataFrame) -> pd.DataFrame:
+    """Later-turn rows of instructions satisfied at their introduction (errors left out)."""
+    at_intro = turns[turns["since"] == 0]
+    kept = at_intro[at_intro["status"] == "pass"][["sample", "position"]]
+    later = turns[(turns["since"] > 0) & (turns["status"] != "error")]
+    later = later.merge(kept, on=["sample", "position"], how="inner")
+    return later.assign(retained=(later["status"] == "pass").astype(float))
+
+
+def retention_curve(
+    turns: pd.DataFrame, *, key: str = "turn", resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """Share of instructions, satisfied when introduced, still satisfied at a later turn.
+
+    Args:
+        turns: Output of :func:`turns_frame`.
+        key: ``turn`` (the turn of the response) or ``since`` (turns since introduction).
+        resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
+
+    Returns:
+        Columns: model, protocol, <key>, value, lower, upper, n_tasks, n (instruction
+        checks counted).
+    """
+    later = _retention_rows(turns)
+    rows = []
+    for (model, protocol, value), group in later.groupby(["model", "protocol", key], sort=True):
+        stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
+        rows.append({"model": model, "protocol": protocol, key: int(value), **stats,
+                     "n": len(group)})
+    return pd.DataFrame(rows, columns=["model", "protocol", key, "value", "lower", "upper",
+                                       "n_tasks", "n"])
+
+
+def final_retention(
+    turns: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> pd.DataFrame:
+    """Retention at the final turn (the response that is scored), per model and protocol.
+
+    Counts every instruction introduced before the final turn and satisfied at its
+    introduction; ``ever_broken`` is the share of those that fail at some later turn
+    (even if restored by the end).
+
+    Args:
+        turns: Output of :func:`turns_frame`.
+        resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
+
+    Returns:
+        Columns: model, protocol, value (final retention), lower, upper, n_tasks, n,
+        ever_broken.
+    """
+    later = _retention_rows(turns)
+    broken = (later.assign(broken=1.0 - later["retained"])
+              .groupby(["sample", "position"])["broken"].max())
+    final = later[later["turn"] == later["last_turn"]]
+    rows = []
+    for (model, protocol), group in final.groupby(["model", "protocol"], sort=True):
+        stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
+        ever = broken.loc[list(zip(group["sample"], group["position"], strict=True))]
+        rows.append({"model": model, "protocol": protocol, **stats, "n": len(group),
+                     "ever_broken": float(ever.mean())})
+    return pd.DataFrame(rows, columns=["model", "protocol", "value", "lower", "upper",
+                                       "n_tasks", "n", "ever_broken"])

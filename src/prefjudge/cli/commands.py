@@ -1,8 +1,11 @@
 """Imports every command module so each registers itself on the ``main`` group."""
 
 from prefjudge.cli import (  # noqa: F401
+    augment_cmd,
+    generate_cmd,
     instructions_cmd,
     models_cmd,
     rank_cmd,
+    report_cmd,
     score_cmd,
 )

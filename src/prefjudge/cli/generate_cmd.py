@@ -1,0 +1,114 @@
+"""``prefjudge generate``: model generations under the single-turn and multi-turn protocols."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from prefjudge.backends import BackendError, create_backend
+from prefjudge.cli import main
+from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.io import InputError, JsonlAppender, read_existing, read_records
+from prefjudge.protocols import PROTOCOLS, ProtocolRunner, instruction_problems, parse_k
+from prefjudge.records import AugmentedTask
+
+console = Console(stderr=True)
+
+
+def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int]:
+    try:
+        return parse_k(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@main.command("generate")
+@click.argument("augmented", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("generations.jsonl"), show_default=True,
+    help="Generations (JSONL), written as they finish; rerunning resumes by id.",
+)
+@click.option(
+    "--protocol", type=click.Choice(["single", "multi", "both"]), default="both",
+    show_default=True, help="Single-turn (all instructions at once), multi-turn (one per turn).",
+)
+@click.option(
+    "--k", "ks", default="0..5", show_default=True, callback=_parse_k_option,
+    help='Numbers of instructions to run, the first k of each task: "0..5", "3", "1,3,5".',
+)
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Samples per prompt.")
+@backend_options(stage="generate")
+def generate_command(
+    augmented: Path,
+    output: Path,
+    protocol: str,
+    ks: list[int],
+    samples: int,
+    backend_config: BackendConfig,
+) -> None:
+    """Ask a model for every task of AUGMENTED (augmented-task JSONL) under each protocol.
+
+    Single-turn: the prompt followed by the first k instructions, numbered. Multi-turn:
+    the prompt alone, then one instruction per turn with the full history. One record per
+    (task, protocol, k, sample), with every turn kept; a failed model call is recorded
+    (empty response and an ``error``), never dropped. The output is ready for
+    ``prefjudge score``.
+    """
+    try:
+        records, _ = read_records(augmented, AugmentedTask)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    tasks = [task for _, task in records]
+    problems = instruction_problems(tasks, ks)
+    if problems:
+        raise click.ClickException("invalid instructions:\n" + "\n".join(problems))
+    protocols = PROTOCOLS if protocol == "both" else (protocol,)
+    previous = {rec["id"]: rec for rec in read_existing(output) if rec.get("id")}
+
+    started = time.monotonic()
+    try:
+        backend = create_backend(backend_config)
+    except BackendError as exc:
+        raise click.ClickException(str(exc)) from exc
+    written: Counter[str] = Counter()
+    errors = 0
+    try:
+        if backend.kind == "embedded":
+            console.print("[yellow]note:[/yellow] the embedded backend is SmolLM2-135M, a smoke "
+                          "model: these generations exercise the pipeline, not a real model.")
+        runner = ProtocolRunner(
+            backend, tasks, protocols=protocols, ks=ks, samples=samples,
+            sampling=backend_config.sampling(), done=previous,
+        )
+        short = Counter(k for _, k in runner.skipped)
+        for k, count in sorted(short.items()):
+            console.print(f"[yellow]skipped k={k} for {count} task(s) with fewer than {k} "
+                          "instructions[/yellow]")
+        if previous:
+            console.print(f"resuming {escape(str(output))}: {len(previous)} record(s) there, "
+                          f"{runner.total_generations} generation(s) to go")
+        try:
+            with JsonlAppender(output) as out, backend_progress(
+                console, runner.total_calls, "model turns"
+            ) as advance:
+                for generation in runner.run(on_result=advance):
+                    out.write(generation)
+                    written[generation.protocol] += 1
+                    errors += generation.error is not None
+        except BackendError as exc:
+            raise click.ClickException(f"{exc} (records written so far are kept)") from exc
+        report_usage(console, backend, started=started)
+    finally:
+        backend.close()
+    summary = ", ".join(f"{n} {p}-turn" for p, n in sorted(written.items())) or "nothing new"
+    console.print(f"wrote {escape(str(output))}: {summary}")
+    if errors:
+        console.print(f"[yellow]{errors} generation(s) failed: empty response with an 'error' "
+                      "field; their turns say why[/yellow]")
