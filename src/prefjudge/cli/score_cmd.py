@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.tables import print_frame, save_summary_plot
-from prefjudge.io import InputError, JsonlAppender, read_existing
+from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
 from prefjudge.metrics import model_summary, samples_frame
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, isolation_report
@@ -132,7 +132,7 @@ def score_command(
     records = [rec for rec in read_existing(output) if rec.get("meta", {}).get("key") in wanted]
     summary = model_summary(samples_frame(records), seed=seed)
     print_frame(summary_table(summary), title=f"prefjudge score — {generations.name}")
-    prefix = summary_prefix or output.with_name(f"{output.stem}.summary")
+    prefix = summary_prefix or summary_path(output)
     summary.to_csv(Path(f"{prefix}.csv"), index=False)
     Path(f"{prefix}.json").write_text(
         json.dumps({"generations": str(generations), "tasks": tasks_origin, "seed": seed,
