@@ -222,6 +222,174 @@ class Battle(BaseModel):
     category: str | None = None
 
 
+Side = Literal["A", "B", "tie"]
+CriterionOutcome = Literal["A", "B", "tie", "insufficient"]
+JudgeMethod = Literal["criteralign", "monolithic", "pointwise"]
+
+
+class Pair(BaseModel):
+    """Two responses to one instruction, to be judged (optionally with a human label).
+
+    Attributes:
+        pair_id: Unique key of the pair within its file (resume key of ``prefjudge judge``).
+        task_id: The task both responses answer.
+        instruction: What the user asked for (the prompt both models saw).
+        response_a: The first response (code or a full reply).
+        response_b: The second response.
+        model_a: Who wrote ``response_a`` (``A`` when unknown).
+        model_b: Who wrote ``response_b`` (``B`` when unknown).
+        label: The human preference, when known: ``A``, ``B`` or ``tie``.
+        votes: Individual human votes behind ``label`` (``A``/``B``/``tie`` each), if any.
+        aspect_votes: Per-aspect human votes (aspect → ``A``/``B``/``tie``), if the data has them.
+        category: A grouping for per-category guidance and reports (e.g. ``bigcodebench``).
+        evidence_a: Deterministic facts about ``response_a`` (verifier and test results).
+        evidence_b: Deterministic facts about ``response_b``.
+        source: Which loader produced the pair and from what file.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    pair_id: str
+    task_id: str
+    instruction: str
+    response_a: str
+    response_b: str
+    model_a: str = "A"
+    model_b: str = "B"
+    label: Side | None = None
+    votes: list[Side] = Field(default_factory=list)
+    aspect_votes: dict[str, Side] = Field(default_factory=dict)
+    category: str | None = None
+    evidence_a: list[str] = Field(default_factory=list)
+    evidence_b: list[str] = Field(default_factory=list)
+    source: str | None = None
+
+
+class Criterion(BaseModel):
+    """One atomic, judgeable criterion on which two responses may differ.
+
+    Attributes:
+        id: Short key, unique within a pair (``c1``, ``c2``, ...; ``c3.1`` for a refinement).
+        text: The criterion, phrased so that a reader can decide which response meets it better.
+        parent: The tied criterion this one refines, if any.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    parent: str | None = None
+
+
+class CriterionVerdict(BaseModel):
+    """A criterion's verdict in both presentation orders, mapped back to the pair's A and B.
+
+    Attributes:
+        criterion: The criterion.
+        forward: Verdict with A shown first (``None`` when the judge gave none).
+        swapped: Verdict with B shown first, already mapped back to the pair's labels.
+        outcome: The verdict that survives the swap, or ``None`` when the two orders disagree
+            or either is missing (then the criterion is dropped).
+        reason_forward: The judge's reason in the forward order.
+        reason_swapped: The judge's reason in the swapped order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion: Criterion
+    forward: CriterionOutcome | None = None
+    swapped: CriterionOutcome | None = None
+    outcome: CriterionOutcome | None = None
+    reason_forward: str = ""
+    reason_swapped: str = ""
+
+    @property
+    def consistent(self) -> bool:
+        """Whether both orders gave the same verdict."""
+        return self.forward is not None and self.forward == self.swapped
+
+
+class JudgeCost(BaseModel):
+    """What judging one pair cost.
+
+    Attributes:
+        requests: Backend requests made for the pair (cached or not).
+        model_calls: Completions obtained from the model (repairs included).
+        cache_hits: Requests answered entirely from the response cache.
+        prompt_tokens: Prompt tokens of the model calls.
+        completion_tokens: Completion tokens of the model calls.
+        errors: Requests that ended in an error.
+    """
+
+    requests: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: int = 0
+
+
+class Verdict(BaseModel):
+    """The judgement of one pair; usable as a battle by ``prefjudge rank``.
+
+    Attributes:
+        pair_id: The pair's key.
+        task_id: The pair's task.
+        model_a: Who wrote response A.
+        model_b: Who wrote response B.
+        method: ``criteralign``, ``monolithic`` or ``pointwise``.
+        status: ``ok``, or ``error`` when a stage failed for this pair (then ``winner`` is
+            None and ``error`` says which stage and why; the pair is never counted as a tie).
+        winner: ``model_a``, ``model_b`` or ``tie`` (the battle outcome), None on error.
+        preferred: The same as ``A``/``B``/``tie``.
+        orders: Per-order raw final verdicts, already mapped back to A/B: ``forward`` and
+            ``swapped``.
+        position_consistent: Whether both orders agreed on the final verdict.
+        reasons: The judge's reasons per order.
+        criteria: Criterion verdicts (criteralign and pointwise); empty for monolithic.
+        decisive: Ids of the criteria the synthesis named as decisive.
+        inconsistency_rate: Share of criteria whose verdict flipped under the swap.
+        refined: Number of tied criteria that were split into sub-criteria.
+        scores: Pointwise totals per side (pointwise only).
+        label: The human label, copied from the pair when it has one.
+        category: The pair's category.
+        error: What went wrong (stage and reason), when ``status`` is ``error``.
+        warnings: Non-fatal problems (e.g. a failed tie refinement: the verdict stands
+            without it).
+        judge_model: The backend's model identity.
+        guidance: Name and content hash of the guidance used, if any.
+        evidence: Whether deterministic evidence was given to the judge.
+        cost: Requests, model calls, cache hits and tokens spent on this pair.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    pair_id: str
+    task_id: str
+    model_a: str
+    model_b: str
+    method: JudgeMethod
+    status: Literal["ok", "error"] = "ok"
+    winner: Winner | None = None
+    preferred: Side | None = None
+    orders: dict[str, Side | None] = Field(default_factory=dict)
+    position_consistent: bool | None = None
+    reasons: dict[str, str] = Field(default_factory=dict)
+    criteria: list[CriterionVerdict] = Field(default_factory=list)
+    decisive: list[str] = Field(default_factory=list)
+    inconsistency_rate: float | None = None
+    refined: int = 0
+    scores: dict[str, float] = Field(default_factory=dict)
+    label: Side | None = None
+    category: str | None = None
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    judge_model: str = ""
+    guidance: str | None = None
+    evidence: bool = False
+    cost: JudgeCost = Field(default_factory=JudgeCost)
+
+
 class Rating(BaseModel):
     """A model's place on a leaderboard (one row of ``prefjudge rank``'s output).
 

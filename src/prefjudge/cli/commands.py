@@ -3,7 +3,9 @@
 from prefjudge.cli import (  # noqa: F401
     augment_cmd,
     generate_cmd,
+    guidance_cmd,
     instructions_cmd,
+    judge_cmd,
     models_cmd,
     rank_cmd,
     report_cmd,

@@ -1,0 +1,158 @@
+"""``prefjudge guidance build`` and ``prefjudge guidance show``."""
+
+from __future__ import annotations
+
+import time
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prefjudge.backends import BackendError
+from prefjudge.cli import main
+from prefjudge.cli.judge_cmd import FORMAT_CHOICE, _load_pair_inputs
+from prefjudge.cli.judge_common import open_backend
+from prefjudge.cli.tables import stdout
+from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.guidance import STAGES, GuidanceError, load_guidance
+from prefjudge.guidance_build import GuidanceBuildError, build_guidance, split_pairs
+
+
+@main.group("guidance")
+def guidance() -> None:
+    """HPAG guidance: lessons mined from where a judge disagrees with humans."""
+
+
+@guidance.command("build")
+@click.argument(
+    "pairs_path", metavar="LABELLED_PAIRS", type=click.Path(exists=True, dir_okay=False)
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Guidance folder to write, e.g. guidance/codeprefbench-qwen/.",
+)
+@click.option(
+    "--train-fraction",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Share of labelled pairs used for building.",
+)
+@click.option(
+    "--split-seed",
+    "split_seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the train/held-out split.",
+)
+@click.option(
+    "--min-category",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Fewest disagreements a category needs for its own lessons.",
+)
+@click.option("--format", "fmt", type=FORMAT_CHOICE, default="auto", show_default=True)
+@click.option("--skip-invalid", is_flag=True, help="Skip unusable input rows (listed).")
+@backend_options(stage="judge")
+def build(
+    pairs_path: str,
+    output: str,
+    train_fraction: float,
+    split_seed: int,
+    min_category: int,
+    fmt: str,
+    skip_invalid: bool,
+    backend_config: BackendConfig,
+) -> None:
+    """Build guidance from labelled pairs (the held-out share is never shown to the builder).
+
+    The monolithic judge runs on the training share; each disagreement with the human label
+    gets a rationale, and the rationales are distilled into global and per-category lessons
+    for criterion generation, criterion judging and the final decision.
+    """
+    console = Console(stderr=True)
+    pairs = _load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
+    try:
+        train, held = split_pairs(pairs, train_fraction, split_seed)
+    except ValueError as exc:
+        raise click.ClickException(f"{pairs_path}: {exc}") from exc
+    console.print(
+        f"split (seed {split_seed}): {len(train)} pairs build the guidance, "
+        f"{len(held)} are held out"
+    )
+    seed = backend_config.seed if backend_config.seed is not None else split_seed
+    sampling = backend_config.sampling(max_tokens=1024, seed=seed)
+    backend = open_backend(backend_config)
+    started = time.monotonic()
+    try:
+        with backend_progress(console, 2 * len(train), "judge, rationale and distil calls") as cb:
+            report = build_guidance(
+                pairs,
+                backend,
+                output,
+                source=pairs_path,
+                train_fraction=train_fraction,
+                seed=split_seed,
+                sampling=sampling,
+                min_category=min_category,
+                on_result=cb,
+            )
+    except (GuidanceBuildError, BackendError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        report_usage(console, backend, started=started)
+        backend.close()
+    counts = report.manifest["counts"]
+    table = Table(title=f"guidance build: {escape(output)}", title_justify="left")
+    for name in (
+        "train pairs",
+        "judged",
+        "judge errors",
+        "agreements",
+        "disagreements",
+        "rationales",
+        "rationale errors",
+        "category files",
+    ):
+        table.add_column(name, justify="right")
+    table.add_row(
+        str(len(train)),
+        str(counts["judged"]),
+        str(counts["judge_errors"]),
+        str(counts["agreements"]),
+        str(counts["disagreements"]),
+        str(counts["rationales"]),
+        str(counts["rationale_errors"]),
+        str(len(report.manifest["categories"])),
+    )
+    stdout.print(table)
+    for failure in report.manifest["distil_failures"]:
+        console.print(f"[yellow]warning:[/yellow] {escape(failure)}")
+    console.print(f"wrote {output}/ (manifest.json, global.md, categories/, rationales.jsonl)")
+
+
+@guidance.command("show")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+def show(folder: str) -> None:
+    """Print a guidance folder's lessons and provenance."""
+    try:
+        loaded = load_guidance(folder)
+    except GuidanceError as exc:
+        raise click.ClickException(str(exc)) from exc
+    manifest = loaded.manifest
+    stdout.print(f"[bold]{escape(loaded.label)}[/bold] from {escape(str(manifest.get('source')))}")
+    stdout.print(f"judge: {escape(str(manifest.get('judge')))}")
+    stdout.print(f"split: {manifest.get('split')}; counts: {manifest.get('counts')}")
+    scopes = [("global", loaded.lessons), *sorted(loaded.categories.items())]
+    for name, lessons in scopes:
+        for stage in STAGES:
+            for item in lessons.get(stage, []):
+                stdout.print(
+                    f"[cyan]{escape(name)}[/cyan] · {stage}: {escape(item)}", soft_wrap=True
+                )

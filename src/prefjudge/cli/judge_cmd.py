@@ -1,0 +1,444 @@
+"""``prefjudge pair``, ``prefjudge judge`` and ``prefjudge judge-eval``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prefjudge.benchmarks import load_tasks
+from prefjudge.cli import main
+from prefjudge.cli.judge_common import (
+    METHOD_CHOICE,
+    judge_options,
+    make_settings,
+    open_backend,
+    open_guidance,
+    outcome_table,
+    print_errors,
+    run_judging,
+)
+from prefjudge.cli.tables import print_frame, stdout
+from prefjudge.config import BackendConfig, backend_options, report_usage
+from prefjudge.io import InputError, summary_path
+from prefjudge.judge.evaluation import (
+    compare_methods,
+    evaluate_verdicts,
+    paired_difference,
+    plot_methods,
+)
+from prefjudge.pairs import attach_evidence, load_pairs, pairs_from_generations
+from prefjudge.records import Pair, Verdict
+
+SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
+
+
+def _read_text(source: str, what: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    if not path.is_file():
+        raise click.BadParameter(f"{source}: no such file", param_hint=what)
+    return path.read_text(encoding="utf-8")
+
+
+def _print_verdict(verdict: Verdict, top: int) -> None:
+    if verdict.status == "error":
+        stdout.print(f"[red]error[/red]: {escape(verdict.error or '')}")
+        return
+    name = {"A": "A wins", "B": "B wins", "tie": "tie"}[verdict.preferred or "tie"]
+    orders = ", ".join(f"{k}: {SIDE_NAMES[v]}" for k, v in verdict.orders.items())
+    stdout.print(f"[bold]verdict: {name}[/bold]  ({verdict.method}; {orders})")
+    for order, reason in verdict.reasons.items():
+        if reason:
+            stdout.print(f"  reason ({order}): {escape(reason)}", soft_wrap=True)
+    shown = [c for c in verdict.criteria if c.criterion.id in verdict.decisive] or [
+        c for c in verdict.criteria if c.outcome in ("A", "B")
+    ]
+    if shown:
+        table = Table(title="decisive criteria", title_justify="left")
+        for column in ("id", "criterion", "outcome", "reason"):
+            table.add_column(column)
+        for cv in shown[:top]:
+            table.add_row(
+                cv.criterion.id,
+                escape(cv.criterion.text),
+                SIDE_NAMES[cv.outcome],
+                escape(cv.reason_forward),
+            )
+        stdout.print(table)
+    if verdict.inconsistency_rate is not None:
+        stdout.print(
+            f"criterion verdicts flipped by the order swap: {verdict.inconsistency_rate:.0%}"
+            f"; tied criteria refined: {verdict.refined}"
+        )
+    for warning in verdict.warnings:
+        stdout.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+
+
+@main.command("pair")
+@click.argument("response_a", metavar="A")
+@click.argument("response_b", metavar="B")
+@click.option(
+    "--instruction",
+    "instruction",
+    required=True,
+    help="The instruction both responses answer: text, or a file holding it.",
+)
+@click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=5,
+    show_default=True,
+    help="Decisive criteria to print.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the verdict JSON.")
+@judge_options
+@backend_options(stage="judge")
+def pair(
+    response_a: str,
+    response_b: str,
+    instruction: str,
+    method: str,
+    top: int,
+    output: str | None,
+    guidance_dir: str | None,
+    backend_config: BackendConfig,
+    chunk_size: int,
+    **opts: Any,
+) -> None:
+    """Judge which of two responses a user would prefer.
+
+    A and B are files (code or a full response) or `-` for stdin (one of them at most).
+    """
+    if response_a == "-" and response_b == "-":
+        raise click.UsageError("only one of A and B can be read from stdin")
+    text = Path(instruction).read_text("utf-8") if Path(instruction).is_file() else instruction
+    the_pair = Pair(
+        pair_id="pair",
+        task_id="pair",
+        instruction=text,
+        response_a=_read_text(response_a, "A"),
+        response_b=_read_text(response_b, "B"),
+    )
+    console = Console(stderr=True)
+    settings = make_settings(method, backend_config, open_guidance(guidance_dir), opts)
+    backend = open_backend(backend_config)
+    try:
+        [verdict] = run_judging([the_pair], None, settings, backend, console, chunk_size=1)
+    finally:
+        backend.close()
+    _print_verdict(verdict, top)
+    if output:
+        Path(output).write_text(verdict.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
+    if verdict.status == "error":
+        raise SystemExit(1)
+
+
+def _load_pair_inputs(
+    paths: tuple[str, ...], tasks_path: str | None, fmt: str, skip_invalid: bool, console: Console
+) -> list[Pair]:
+    try:
+        if len(paths) == 2:
+            tasks = None
+            if tasks_path:
+                tasks = {t.task_id: t.prompt for t in load_tasks(tasks_path).values()}
+            pairs, notes = pairs_from_generations(paths[0], paths[1], tasks=tasks)
+            for note in notes:
+                console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+            return pairs
+        pairs, issues = load_pairs(paths[0], fmt=fmt, skip_invalid=skip_invalid)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for issue in issues:
+        console.print(f"[yellow]skipped:[/yellow] {escape(str(issue))}", soft_wrap=True)
+    return pairs
+
+
+FORMAT_CHOICE = click.Choice(
+    ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
+)
+
+
+@main.command("judge")
+@click.argument(
+    "inputs",
+    metavar="PAIRS [GENERATIONS_B]",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Verdict JSONL (appended; rerun to resume). Usable as battles by `prefjudge rank`.",
+)
+@click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=FORMAT_CHOICE,
+    default="auto",
+    show_default=True,
+    help="Format of PAIRS.",
+)
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Task file giving the instructions when judging two generation files.",
+)
+@click.option(
+    "--scored-a",
+    type=click.Path(exists=True, dir_okay=False),
+    help="`prefjudge score` output for side A (evidence; implies --evidence).",
+)
+@click.option(
+    "--scored-b",
+    type=click.Path(exists=True, dir_okay=False),
+    help="`prefjudge score` output for side B.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N pairs.")
+@click.option(
+    "--skip-invalid", is_flag=True, help="Skip unusable input rows (listed) instead of stopping."
+)
+@click.option("--retry-errors", is_flag=True, help="Judge again pairs whose verdict is an error.")
+@judge_options
+@backend_options(stage="judge")
+def judge(
+    inputs: tuple[str, ...],
+    output: str,
+    method: str,
+    fmt: str,
+    tasks_path: str | None,
+    scored_a: str | None,
+    scored_b: str | None,
+    limit: int | None,
+    skip_invalid: bool,
+    retry_errors: bool,
+    guidance_dir: str | None,
+    backend_config: BackendConfig,
+    chunk_size: int,
+    **opts: Any,
+) -> None:
+    """Judge many pairs.
+
+    PAIRS is a pair file (prefjudge pairs, CodePrefBench, Copilot Arena CSV or BigCodeReward
+    JSONL). With two arguments, they are generation files of two models joined on task_id
+    (instructions from --tasks or a `prompt` field).
+    """
+    if len(inputs) > 2:
+        raise click.UsageError("give one pair file, or two generation files")
+    console = Console(stderr=True)
+    pairs = _load_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console)
+    if bool(scored_a) != bool(scored_b):
+        raise click.UsageError("--scored-a and --scored-b go together")
+    if scored_a and scored_b:
+        pairs, notes = attach_evidence(pairs, scored_a, scored_b)
+        for note in notes:
+            console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        opts["evidence"] = True
+    if limit:
+        pairs = pairs[:limit]
+    guidance = open_guidance(guidance_dir)
+    settings = make_settings(method, backend_config, guidance, opts)
+    backend = open_backend(backend_config)
+    try:
+        verdicts = run_judging(
+            pairs,
+            Path(output),
+            settings,
+            backend,
+            console,
+            chunk_size=chunk_size,
+            retry_errors=retry_errors,
+        )
+    finally:
+        backend.close()
+    stdout.print(outcome_table(verdicts, f"{method} verdicts ({len(verdicts)} pairs)"))
+    print_errors(console, verdicts)
+    if any(v.label for v in verdicts):
+        result = evaluate_verdicts(verdicts, seed=backend_config.seed or 0)
+        summary_path(Path(output), ".json").write_text(
+            json.dumps(result, indent=2) + "\n", encoding="utf-8"
+        )
+        stdout.print(
+            f"agreement with human labels: accuracy {_fmt(result['accuracy'])} "
+            f"{_ci(result['accuracy_ci'])}, macro-F1 {_fmt(result['macro_f1'])}"
+        )
+    console.print(f"wrote {output}")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table:
+    columns = sorted(
+        {c for row in confusion.values() for c in row}, key=["A", "B", "tie", "error"].index
+    )
+    table = Table(
+        title=f"{method}: human label (rows) × judge verdict (columns)", title_justify="left"
+    )
+    table.add_column("human")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for gold, row in confusion.items():
+        table.add_row(gold, *(str(row.get(c, 0)) for c in columns))
+    return table
+
+
+@main.command("judge-eval")
+@click.argument(
+    "pairs_path", metavar="LABELLED_PAIRS", type=click.Path(exists=True, dir_okay=False)
+)
+@click.option(
+    "--method",
+    "methods",
+    type=METHOD_CHOICE,
+    multiple=True,
+    help="Method(s) to evaluate (repeatable) [all three].",
+)
+@click.option(
+    "-o",
+    "--output-dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for per-method verdicts (resumable), summary JSON/CSV and plot.",
+)
+@click.option("--format", "fmt", type=FORMAT_CHOICE, default="auto", show_default=True)
+@click.option(
+    "--held-out",
+    is_flag=True,
+    help="With --guidance: evaluate only the pairs not used to build it.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N labelled pairs.")
+@click.option(
+    "--n-boot",
+    type=click.IntRange(min=10),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for the intervals.",
+)
+@click.option("--skip-invalid", is_flag=True, help="Skip unusable input rows (listed).")
+@judge_options
+@backend_options(stage="judge")
+def judge_eval(
+    pairs_path: str,
+    methods: tuple[str, ...],
+    output_dir: str,
+    fmt: str,
+    held_out: bool,
+    limit: int | None,
+    n_boot: int,
+    skip_invalid: bool,
+    guidance_dir: str | None,
+    backend_config: BackendConfig,
+    chunk_size: int,
+    **opts: Any,
+) -> None:
+    """Measure judges against human labels, side by side per method.
+
+    Reports accuracy and macro-F1 with bootstrap CIs, position consistency, tie rate,
+    confusion matrix and cost; verdicts are journaled per method, so a rerun resumes.
+    """
+    console = Console(stderr=True)
+    pairs = [
+        p
+        for p in _load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
+        if p.label is not None
+    ]
+    if not pairs:
+        raise click.ClickException(f"{pairs_path}: no pair has a human label")
+    guidance = open_guidance(guidance_dir)
+    if guidance is not None:
+        used = guidance.overlap(pairs)
+        if used and not held_out:
+            ids = ", ".join(p.pair_id for p in used[:5])
+            raise click.ClickException(
+                f"{len(used)} of these pairs were used to build the guidance in {guidance_dir} "
+                f"(e.g. {ids}); evaluating on them would be leakage. Pass --held-out to "
+                "evaluate only the held-out pairs."
+            )
+        if used:
+            drop = {p.pair_id for p in used}
+            pairs = [p for p in pairs if p.pair_id not in drop]
+            console.print(
+                f"held out: {len(pairs)} pairs ({len(drop)} used to build the guidance "
+                "are left out)"
+            )
+    if limit:
+        pairs = pairs[:limit]
+    methods = methods or ("monolithic", "pointwise", "criteralign")
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    seed = backend_config.seed or 0
+    backend = open_backend(backend_config)
+    results: dict[str, dict[str, Any]] = {}
+    started = time.monotonic()
+    verdicts_by_method: dict[str, list[Verdict]] = {}
+    try:
+        for method in methods:
+            settings = make_settings(method, backend_config, guidance, opts)
+            suffix = f"-{guidance.name}" if guidance else ""
+            verdicts = run_judging(
+                pairs,
+                out / f"verdicts-{method}{suffix}.jsonl",
+                settings,
+                backend,
+                console,
+                chunk_size=chunk_size,
+                report=False,
+            )
+            verdicts_by_method[method] = verdicts
+            results[method] = evaluate_verdicts(verdicts, n_boot=n_boot, seed=seed)
+            print_errors(console, verdicts, limit=3)
+    finally:
+        report_usage(console, backend, started=started)
+        backend.close()
+    frame = compare_methods(results)
+    print_frame(
+        frame.reset_index(),
+        title=f"judge agreement with human labels ({len(pairs)} pairs, {escape(backend.model_id)})",
+    )
+    for method in methods:
+        stdout.print(_confusion_table(method, results[method]["confusion"]))
+    paired = {}
+    for method in methods[1:]:
+        diff = paired_difference(
+            verdicts_by_method[method], verdicts_by_method[methods[0]], n_boot=n_boot, seed=seed
+        )
+        paired[f"{method} - {methods[0]}"] = diff
+        if diff["n"]:
+            stdout.print(
+                f"{method} − {methods[0]}: accuracy difference {diff['difference']:+.3f} "
+                f"{_ci(diff['difference_ci'])} on {diff['n']} pairs both judged, "
+                f"McNemar p = {diff['p_value']:.3g}"
+            )
+    summary = {
+        "pairs_file": pairs_path,
+        "pairs": len(pairs),
+        "judge_model": backend.model_id,
+        "guidance": guidance.label if guidance else None,
+        "methods": results,
+        "paired_differences": paired,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    frame.to_csv(out / "summary.csv")
+    plot_methods(frame, out / "summary.png")
+    console.print(f"wrote {out / 'summary.json'}, {out / 'summary.csv'} and {out / 'summary.png'}")

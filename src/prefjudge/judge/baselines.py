@@ -1,0 +1,173 @@
+"""The baselines CriterAlign is measured against, in the same code and accounting.
+
+- monolithic: one verdict for the whole pair, asked in both orders; disagreement is a tie.
+- pointwise: the same stage-1 criteria, each response scored 1–5 per criterion on its own;
+  the higher total over the criteria both responses were scored on wins.
+"""
+
+from __future__ import annotations
+
+from prefjudge.backends import Backend
+from prefjudge.judge.common import (
+    Job,
+    JudgeSettings,
+    Ledger,
+    OnResult,
+    PromptBuilder,
+    criteria_text,
+    failure,
+    flip,
+    run_jobs,
+)
+from prefjudge.judge.criteralign import ORDERS, CriterAlign, PairState, verdict_record
+from prefjudge.judge.schemas import MonolithicReply, pointwise_schema
+from prefjudge.records import CriterionVerdict, Pair, Verdict
+
+
+class Monolithic:
+    """One holistic verdict per order."""
+
+    def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
+        self.backend = backend
+        self.settings = settings
+        self.ledger = ledger
+        self.prompts = PromptBuilder(settings)
+
+    def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
+        """Judge a chunk of pairs (two calls each)."""
+        jobs = [
+            Job(
+                pair.pair_id,
+                (i, order),
+                self.prompts.request(
+                    f"{pair.pair_id}:monolithic:{order}",
+                    "monolithic",
+                    MonolithicReply,
+                    pair=pair,
+                    swapped=swapped,
+                ),
+            )
+            for i, pair in enumerate(pairs)
+            for order, swapped in ORDERS
+        ]
+        results = run_jobs(self.backend, jobs, self.ledger, on_result)
+        verdicts = []
+        for i, pair in enumerate(pairs):
+            orders: dict[str, str | None] = {}
+            reasons: dict[str, str] = {}
+            error = None
+            for order, swapped in ORDERS:
+                result = results[(i, order)]
+                if not result.ok:
+                    error = failure(f"monolithic ({order})", result)
+                    break
+                orders[order] = flip(result.parsed.verdict) if swapped else result.parsed.verdict
+                reasons[order] = result.parsed.reason
+            verdicts.append(
+                verdict_record(
+                    pair,
+                    "monolithic",
+                    self.settings,
+                    self.ledger,
+                    self.backend.model_id,
+                    error=error,
+                    orders=orders,
+                    reasons=reasons,
+                )
+            )
+        return verdicts
+
+
+class Pointwise:
+    """Score each response alone against the stage-1 criteria; compare totals."""
+
+    def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
+        self.backend = backend
+        self.settings = settings
+        self.ledger = ledger
+        self.prompts = PromptBuilder(settings)
+        self.criteria_stage = CriterAlign(backend, settings, ledger)
+
+    def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
+        """Judge a chunk of pairs (one criteria call and two scoring calls each)."""
+        states = [PairState(pair) for pair in pairs]
+        self.criteria_stage.generate_criteria(states, on_result)
+        jobs = []
+        for i, st in enumerate(states):
+            if not st.alive:
+                continue
+            for side, swapped in (("A", False), ("B", True)):
+                pair = st.pair
+                response = pair.response_b if swapped else pair.response_a
+                facts = pair.evidence_b if swapped else pair.evidence_a
+                solo = pair.model_copy(
+                    update={"response_a": response, "evidence_a": facts, "evidence_b": []}
+                )
+                request = self.prompts.request(
+                    f"{pair.pair_id}:pointwise:{side}",
+                    "pointwise",
+                    pointwise_schema(tuple(c.id for c in st.criteria)),
+                    pair=solo,
+                    response=_fenced(response),
+                    criteria=criteria_text(st.criteria),
+                )
+                jobs.append(Job(pair.pair_id, (i, side), request))
+        results = run_jobs(self.backend, jobs, self.ledger, on_result)
+        verdicts = []
+        for i, st in enumerate(states):
+            scores: dict[str, dict[str, int]] = {}
+            reasons: dict[str, str] = {}
+            if st.alive:
+                for side in ("A", "B"):
+                    result = results[(i, side)]
+                    if not result.ok:
+                        st.error = failure(f"pointwise ({side})", result)
+                        break
+                    scores[side] = {s.id.strip(): s.score for s in result.parsed.scores}
+                    reasons[side] = "; ".join(
+                        f"{s.id}: {s.reason}" for s in result.parsed.scores if s.reason
+                    )[:2000]
+            orders: dict[str, str | None] = {}
+            criteria: list[CriterionVerdict] = []
+            totals: dict[str, float] = {}
+            if st.alive:
+                common = [c for c in st.criteria if c.id in scores["A"] and c.id in scores["B"]]
+                if not common:
+                    st.error = "pointwise: no criterion was scored for both responses"
+                else:
+                    totals = {s: float(sum(scores[s][c.id] for c in common)) for s in ("A", "B")}
+                    diff = totals["A"] - totals["B"]
+                    orders["single"] = "A" if diff > 0 else "B" if diff < 0 else "tie"
+                    for c in common:
+                        a, b = scores["A"][c.id], scores["B"][c.id]
+                        side = "A" if a > b else "B" if b > a else "tie"
+                        criteria.append(
+                            CriterionVerdict(criterion=c, forward=side, swapped=side, outcome=side)
+                        )
+                    if len(common) < len(st.criteria):
+                        st.warnings.append(
+                            f"pointwise: {len(st.criteria) - len(common)} criteria lacked a score "
+                            "for one response and were left out of both totals"
+                        )
+            verdicts.append(
+                verdict_record(
+                    st.pair,
+                    "pointwise",
+                    self.settings,
+                    self.ledger,
+                    self.backend.model_id,
+                    error=st.error,
+                    orders=orders,
+                    reasons=reasons,
+                    criteria=criteria,
+                    scores=totals,
+                    warnings=st.warnings,
+                )
+            )
+        return verdicts
+
+
+def _fenced(text: str) -> str:
+    from prefjudge.judge.prompts import fence
+
+    return fence(text)
