@@ -208,7 +208,9 @@ def function_metrics(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, 
     params = {a.arg for a in func.args.args + func.args.kwonlyargs + func.args.posonlyargs}
     params |= {a.arg for a in (func.args.vararg, func.args.kwarg) if a is not None}
     stored = {
-        node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        node.id
+        for node in nodes
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
     return {
         "branches": branches,

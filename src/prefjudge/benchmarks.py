@@ -286,13 +286,8 @@ def _livecodebench(record: dict[str, Any]) -> Task:
         if key in record
     }
     metadata.update(
-        {
-            "starter_code": starter,
-            "lcb_metadata": lcb_meta,
-            "lcb_testtypes": testtypes,
-            "public_cases": len(public),
-            "private_cases": len(private),
-        }
+        {"starter_code": starter, "lcb_metadata": lcb_meta, "lcb_testtypes": testtypes,
+         "public_cases": len(public), "private_cases": len(private)}
     )
     task_id = f"LiveCodeBench/{question_id}"
     if not cases:
@@ -312,7 +307,9 @@ def _livecodebench(record: dict[str, Any]) -> Task:
     if starter.strip():
         prompt += f"\n\n{LCB_FUNCTIONAL_NOTE}\n```python\n{starter.rstrip()}\n```"
     metadata["not_runnable"] = LCB_FUNCTIONAL_REASON
-    metadata["lcb_functional_cases"] = [{"input": c["input"], "output": c["output"]} for c in cases]
+    metadata["lcb_functional_cases"] = [
+        {"input": c["input"], "output": c["output"]} for c in cases
+    ]
     func_name = lcb_meta.get("func_name")
     return Task(
         task_id=task_id,

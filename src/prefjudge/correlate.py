@@ -359,20 +359,17 @@ def scores_from_records(records: Iterable[Mapping[str, object]]) -> pd.DataFrame
         One row per model (input order): ``model, func, if, n_func, n_if, if_<k>...``;
         NaN where a model has no record to average.
     """
-    frame = pd.DataFrame(
-        list(records), columns=["model", "func_pass", "if_instruction", "n_instructions"]
-    )
+    frame = pd.DataFrame(list(records), columns=["model", "func_pass", "if_instruction",
+                                                 "n_instructions"])
     frame["func_value"] = frame["func_pass"].map({True: 1.0, False: 0.0})
     frame["if_value"] = pd.to_numeric(frame["if_instruction"], errors="coerce")
     grouped = frame.groupby("model", sort=False)
-    table = pd.DataFrame(
-        {
-            "func": grouped["func_value"].mean(),
-            "if": grouped["if_value"].mean(),
-            "n_func": grouped["func_value"].count(),
-            "n_if": grouped["if_value"].count(),
-        }
-    )
+    table = pd.DataFrame({
+        "func": grouped["func_value"].mean(),
+        "if": grouped["if_value"].mean(),
+        "n_func": grouped["func_value"].count(),
+        "n_if": grouped["if_value"].count(),
+    })
     counts = frame["n_instructions"].dropna().astype(int)
     for k in sorted(counts.unique()):
         subset = frame[frame["n_instructions"] == k]

@@ -124,18 +124,8 @@ def checks_frame(
                     "k": k,
                 }
             )
-    columns = [
-        "model",
-        "task_id",
-        "instruction",
-        "category",
-        "position",
-        "status",
-        "passed",
-        "sample",
-        "protocol",
-        "k",
-    ]
+    columns = ["model", "task_id", "instruction", "category", "position", "status", "passed",
+               "sample", "protocol", "k"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -237,10 +227,8 @@ def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1,)) -> pd.DataFra
             if (counts["count"] < k).any():
                 continue
             per_task = pd.Series(
-                [
-                    pass_at_k(int(n), int(c), k)
-                    for n, c in zip(counts["count"], counts["sum"], strict=True)
-                ],
+                [pass_at_k(int(n), int(c), k)
+                 for n, c in zip(counts["count"], counts["sum"], strict=True)],
                 index=counts.index,
             )
             rows.append({"model": model, "k": k, **mean_with_ci(per_task)})
@@ -264,11 +252,8 @@ def model_summary(
     rows = []
     for model, group in frame.groupby("model", sort=True):
         row: dict[str, Any] = {"model": model, "n": len(group)}
-        for name, column in (
-            ("if_instruction", "if_instruction"),
-            ("if_task", "if_task"),
-            ("pass1", "func_pass"),
-        ):
+        for name, column in (("if_instruction", "if_instruction"), ("if_task", "if_task"),
+                             ("pass1", "func_pass")):
             stats = mean_with_ci(_task_means(group, column), resamples=resamples, seed=seed)
             row[name] = stats["value"]
             row[f"{name}_lower"] = stats["lower"]
@@ -318,28 +303,18 @@ def functional_regression(
             with np.errstate(divide="ignore", invalid="ignore"):
                 fr_boot = (boot[:, 0] - boot[:, 1]) / boot[:, 0]
             fr_boot = fr_boot[np.isfinite(fr_boot)]
-            low, high = np.quantile(fr_boot, [0.025, 0.975]) if fr_boot.size else (np.nan, np.nan)
+            low, high = (np.quantile(fr_boot, [0.025, 0.975]) if fr_boot.size
+                         else (np.nan, np.nan))
             fr = (s0 - sk) / s0 if s0 > 0 else float("nan")
-            rows.append(
-                {
-                    "model": model,
-                    "k": int(k),
-                    "s0": float(s0),
-                    "sk": float(sk),
-                    "fr": float(fr),
-                    "lower": float(low),
-                    "upper": float(high),
-                    "n_tasks": len(paired),
-                }
-            )
-    return pd.DataFrame(rows, columns=["model", "k", "s0", "sk", "fr", "lower", "upper", "n_tasks"])
+            rows.append({"model": model, "k": int(k), "s0": float(s0), "sk": float(sk),
+                         "fr": float(fr), "lower": float(low), "upper": float(high),
+                         "n_tasks": len(paired)})
+    return pd.DataFrame(rows, columns=["model", "k", "s0", "sk", "fr", "lower", "upper",
+                                       "n_tasks"])
 
 
 def if_by(
-    checks: pd.DataFrame,
-    key: str,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
+    checks: pd.DataFrame, key: str, *, resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Instruction pass rate per model and ``key`` (position, category or instruction).
@@ -356,18 +331,10 @@ def if_by(
     rows = []
     for (model, value), group in checks.groupby(["model", key], sort=True):
         stats = mean_with_ci(_task_means(group, "passed"), resamples=resamples, seed=seed)
-        rows.append(
-            {
-                "model": model,
-                key: value,
-                **stats,
-                "n_checks": len(group),
-                "errors": int((group["status"] == "error").sum()),
-            }
-        )
-    return pd.DataFrame(
-        rows, columns=["model", key, "value", "lower", "upper", "n_tasks", "n_checks", "errors"]
-    )
+        rows.append({"model": model, key: value, **stats, "n_checks": len(group),
+                     "errors": int((group["status"] == "error").sum())})
+    return pd.DataFrame(rows, columns=["model", key, "value", "lower", "upper", "n_tasks",
+                                       "n_checks", "errors"])
 
 
 def _protocol_parts(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -375,9 +342,8 @@ def _protocol_parts(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     if "protocol" not in frame.columns:
         return [("single", frame)]
     present = list(dict.fromkeys(frame["protocol"].fillna("single")))
-    order = [p for p in PROTOCOLS if p in present] + sorted(
-        p for p in present if p not in PROTOCOLS
-    )
+    order = [p for p in PROTOCOLS if p in present] + sorted(p for p in present
+                                                             if p not in PROTOCOLS)
     return [(p, frame[frame["protocol"].fillna("single") == p]) for p in order]
 
 
@@ -403,10 +369,8 @@ def summary_by_protocol(
     Returns:
         The columns of :func:`model_summary` with ``protocol`` after ``model``.
     """
-    parts = [
-        (p, model_summary(part, resamples=resamples, seed=seed))
-        for p, part in _protocol_parts(frame)
-    ]
+    parts = [(p, model_summary(part, resamples=resamples, seed=seed))
+             for p, part in _protocol_parts(frame)]
     columns = next((list(t.columns) for _, t in parts if len(t)), ["model"])
     return _tag_protocol(parts, columns)
 
@@ -429,26 +393,16 @@ def metrics_by_k(
     rows = []
     for protocol, part in _protocol_parts(frame):
         for (model, k), group in part.groupby(["model", "k"], sort=True):
-            for metric, column in (
-                ("if_instruction", "if_instruction"),
-                ("if_task", "if_task"),
-                ("pass1", "func_pass"),
-            ):
+            for metric, column in (("if_instruction", "if_instruction"),
+                                   ("if_task", "if_task"), ("pass1", "func_pass")):
                 per_task = _task_means(group, column)
                 if per_task.empty:
                     continue
-                rows.append(
-                    {
-                        "model": model,
-                        "protocol": protocol,
-                        "k": int(k),
-                        "metric": metric,
-                        **mean_with_ci(per_task, resamples=resamples, seed=seed),
-                    }
-                )
-    return pd.DataFrame(
-        rows, columns=["model", "protocol", "k", "metric", "value", "lower", "upper", "n_tasks"]
-    )
+                rows.append({"model": model, "protocol": protocol, "k": int(k),
+                             "metric": metric,
+                             **mean_with_ci(per_task, resamples=resamples, seed=seed)})
+    return pd.DataFrame(rows, columns=["model", "protocol", "k", "metric", "value", "lower",
+                                       "upper", "n_tasks"])
 
 
 def functional_regression_by_protocol(
@@ -477,10 +431,7 @@ def functional_regression_by_protocol(
 
 
 def if_by_protocol(
-    checks: pd.DataFrame,
-    key: str,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
+    checks: pd.DataFrame, key: str, *, resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """:func:`if_by` per protocol.
@@ -494,25 +445,14 @@ def if_by_protocol(
     Returns:
         Columns: model, protocol, <key>, value, lower, upper, n_tasks, n_checks, errors.
     """
-    parts = [
-        (p, if_by(part, key, resamples=resamples, seed=seed)) for p, part in _protocol_parts(checks)
-    ]
-    return _tag_protocol(
-        parts, ["model", key, "value", "lower", "upper", "n_tasks", "n_checks", "errors"]
-    )
+    parts = [(p, if_by(part, key, resamples=resamples, seed=seed))
+             for p, part in _protocol_parts(checks)]
+    return _tag_protocol(parts, ["model", key, "value", "lower", "upper", "n_tasks",
+                                 "n_checks", "errors"])
 
 
-CO_FAILURE_COLUMNS = [
-    "instruction_a",
-    "instruction_b",
-    "n",
-    "fail_a",
-    "fail_b",
-    "joint_fail",
-    "expected",
-    "lift",
-    "n_joint",
-]
+CO_FAILURE_COLUMNS = ["instruction_a", "instruction_b", "n", "fail_a", "fail_b", "joint_fail",
+                      "expected", "lift", "n_joint"]
 
 
 def co_failure(
@@ -543,8 +483,7 @@ def co_failure(
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         failed = group.assign(failed=1.0 - group["passed"]).pivot_table(
-            index="sample", columns="instruction", values="failed", aggfunc="max"
-        )
+            index="sample", columns="instruction", values="failed", aggfunc="max")
         names = list(failed.columns)
         values = failed.to_numpy(dtype=float)
         assigned = (~np.isnan(values)).astype(float)
@@ -562,24 +501,14 @@ def co_failure(
                 joint = joint_sum[i, j] / n
                 expected = fail_a * fail_b
                 lift = joint / expected if expected > 0 else float("nan")
-                rows.append(
-                    {
-                        **dict(zip(by, key, strict=True)),
-                        "instruction_a": names[i],
-                        "instruction_b": names[j],
-                        "n": n,
-                        "fail_a": float(fail_a),
-                        "fail_b": float(fail_b),
-                        "joint_fail": float(joint),
-                        "expected": float(expected),
-                        "lift": float(lift),
-                        "n_joint": int(np.rint(joint_sum[i, j])),
-                    }
-                )
+                rows.append({**dict(zip(by, key, strict=True)), "instruction_a": names[i],
+                             "instruction_b": names[j], "n": n, "fail_a": float(fail_a),
+                             "fail_b": float(fail_b), "joint_fail": float(joint),
+                             "expected": float(expected), "lift": float(lift),
+                             "n_joint": int(np.rint(joint_sum[i, j]))})
     frame = pd.DataFrame(rows, columns=[*by, *CO_FAILURE_COLUMNS])
-    return frame.sort_values(
-        ["lift", "n"], ascending=[False, False], na_position="last", ignore_index=True
-    )
+    return frame.sort_values(["lift", "n"], ascending=[False, False], na_position="last",
+                             ignore_index=True)
 
 
 def turns_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
@@ -607,37 +536,14 @@ def turns_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFram
         for turn, results in enumerate(rec.turn_results, start=1):
             for position, result in enumerate(results, start=1):
                 intro.setdefault(position, turn)
-                rows.append(
-                    {
-                        "model": rec.model,
-                        "protocol": _protocol(rec),
-                        "task_id": rec.task_id,
-                        "sample": index,
-                        "instruction": result.id,
-                        "position": position,
-                        "intro_turn": intro[position],
-                        "turn": turn,
-                        "since": turn - intro[position],
-                        "last_turn": last,
-                        "status": result.status,
-                    }
-                )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "model",
-            "protocol",
-            "task_id",
-            "sample",
-            "instruction",
-            "position",
-            "intro_turn",
-            "turn",
-            "since",
-            "last_turn",
-            "status",
-        ],
-    )
+                rows.append({"model": rec.model, "protocol": _protocol(rec),
+                             "task_id": rec.task_id, "sample": index, "instruction": result.id,
+                             "position": position, "intro_turn": intro[position],
+                             "turn": turn, "since": turn - intro[position], "last_turn": last,
+                             "status": result.status})
+    return pd.DataFrame(rows, columns=["model", "protocol", "task_id", "sample", "instruction",
+                                       "position", "intro_turn", "turn", "since", "last_turn",
+                                       "status"])
 
 
 def _retention_rows(turns: pd.DataFrame) -> pd.DataFrame:
@@ -650,10 +556,7 @@ def _retention_rows(turns: pd.DataFrame) -> pd.DataFrame:
 
 
 def retention_curve(
-    turns: pd.DataFrame,
-    *,
-    key: str = "turn",
-    resamples: int = DEFAULT_RESAMPLES,
+    turns: pd.DataFrame, *, key: str = "turn", resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Share of instructions, satisfied when introduced, still satisfied at a later turn.
@@ -672,12 +575,10 @@ def retention_curve(
     rows = []
     for (model, protocol, value), group in later.groupby(["model", "protocol", key], sort=True):
         stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
-        rows.append(
-            {"model": model, "protocol": protocol, key: int(value), **stats, "n": len(group)}
-        )
-    return pd.DataFrame(
-        rows, columns=["model", "protocol", key, "value", "lower", "upper", "n_tasks", "n"]
-    )
+        rows.append({"model": model, "protocol": protocol, key: int(value), **stats,
+                     "n": len(group)})
+    return pd.DataFrame(rows, columns=["model", "protocol", key, "value", "lower", "upper",
+                                       "n_tasks", "n"])
 
 
 def final_retention(
@@ -699,24 +600,14 @@ def final_retention(
         ever_broken.
     """
     later = _retention_rows(turns)
-    broken = (
-        later.assign(broken=1.0 - later["retained"]).groupby(["sample", "position"])["broken"].max()
-    )
+    broken = (later.assign(broken=1.0 - later["retained"])
+              .groupby(["sample", "position"])["broken"].max())
     final = later[later["turn"] == later["last_turn"]]
     rows = []
     for (model, protocol), group in final.groupby(["model", "protocol"], sort=True):
         stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
         ever = broken.loc[list(zip(group["sample"], group["position"], strict=True))]
-        rows.append(
-            {
-                "model": model,
-                "protocol": protocol,
-                **stats,
-                "n": len(group),
-                "ever_broken": float(ever.mean()),
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=["model", "protocol", "value", "lower", "upper", "n_tasks", "n", "ever_broken"],
-    )
+        rows.append({"model": model, "protocol": protocol, **stats, "n": len(group),
+                     "ever_broken": float(ever.mean())})
+    return pd.DataFrame(rows, columns=["model", "protocol", "value", "lower", "upper",
+                                       "n_tasks", "n", "ever_broken"])

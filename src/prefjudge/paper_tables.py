@@ -89,10 +89,10 @@ def read_paper_csv(path: Path) -> pd.DataFrame:
             cells.append(last)
         filled.append(cells)
     protocols = [_protocol(c) for c in filled[0]]
-    levels = [c.lower() for c in filled[1]] if len(filled) == 3 else ["func"] * len(protocols)
+    levels = ([c.lower() for c in filled[1]] if len(filled) == 3 else ["func"] * len(protocols))
     numbers = [_number(c) for c in filled[-1]]
     records = []
-    for row in rows[len(header_rows) :]:
+    for row in rows[len(header_rows):]:
         model = row[0].strip()
         for i, cell in enumerate(row[1:width]):
             if not cell.strip():
@@ -101,29 +101,19 @@ def read_paper_csv(path: Path) -> pd.DataFrame:
                 score = float(cell)
             except ValueError as exc:
                 raise PaperTableError(f"{path}: model {model!r}: not a number: {cell!r}") from exc
-            records.append(
-                {
-                    "model": model,
-                    "protocol": protocols[i],
-                    "level": levels[i],
-                    "k": numbers[i],
-                    "score": score,
-                }
-            )
+            records.append({"model": model, "protocol": protocols[i], "level": levels[i],
+                            "k": numbers[i], "score": score})
     return pd.DataFrame(records, columns=["model", "protocol", "level", "k", "score"])
 
 
 def _find(directory: Path, benchmark: str, kind: str) -> Path:
-    for candidate in (
-        directory / f"{benchmark}_{kind}_results.csv",
-        directory / benchmark / f"{kind}_results.csv",
-        directory / "scores" / benchmark / f"{kind}_results.csv",
-    ):
+    for candidate in (directory / f"{benchmark}_{kind}_results.csv",
+                      directory / benchmark / f"{kind}_results.csv",
+                      directory / "scores" / benchmark / f"{kind}_results.csv"):
         if candidate.is_file():
             return candidate
-    raise PaperTableError(
-        f"{directory}: no {kind} results for {benchmark} (expected {benchmark}_{kind}_results.csv)"
-    )
+    raise PaperTableError(f"{directory}: no {kind} results for {benchmark} "
+                          f"(expected {benchmark}_{kind}_results.csv)")
 
 
 @dataclass(frozen=True)
@@ -162,9 +152,8 @@ def load_paper_scores(directory: Path, benchmarks: tuple[str, ...] = BENCHMARKS)
             parts[kind].append(table.assign(benchmark=benchmark))
     func = pd.concat(parts["func"], ignore_index=True)
     func = func[["benchmark", "model", "protocol", "k", "score"]]
-    if_ = pd.concat(parts["if"], ignore_index=True)[
-        ["benchmark", "model", "protocol", "level", "k", "score"]
-    ]
+    if_ = pd.concat(parts["if"], ignore_index=True)[["benchmark", "model", "protocol", "level",
+                                                      "k", "score"]]
     position = pd.concat(parts["position"], ignore_index=True).rename(columns={"k": "position"})
     position = position[["benchmark", "model", "protocol", "position", "score"]]
     return PaperScores(func=func, if_=if_, position=position)
@@ -206,17 +195,12 @@ def paper_average_regression(func: pd.DataFrame) -> pd.DataFrame:
     Returns:
         Columns: benchmark, protocol, k (0..5), mean_score, fr (percent), n_models.
     """
-    means = (
-        func.groupby(["benchmark", "protocol", "k"], sort=True)["score"]
-        .agg(mean_score="mean", n_models="count")
-        .reset_index()
-    )
+    means = (func.groupby(["benchmark", "protocol", "k"], sort=True)["score"]
+             .agg(mean_score="mean", n_models="count").reset_index())
     base = means[(means["protocol"] == "single") & (means["k"] == 0)].set_index("benchmark")
     s0 = means["benchmark"].map(base["mean_score"])
-    means = means.assign(
-        fr=(s0 - means["mean_score"]) / s0 * 100.0,
-        _proto=means["protocol"].map({"single": 0, "multi": 1}),
-    )
+    means = means.assign(fr=(s0 - means["mean_score"]) / s0 * 100.0,
+                         _proto=means["protocol"].map({"single": 0, "multi": 1}))
     means = means.sort_values(["benchmark", "_proto", "k"], ignore_index=True)
     return means[["benchmark", "protocol", "k", "mean_score", "fr", "n_models"]]
 
@@ -232,15 +216,11 @@ def fr_wide(fr: pd.DataFrame) -> pd.DataFrame:
         model order.
     """
     order = {m: i for i, m in enumerate(dict.fromkeys(fr["model"]))}
-    wide = fr.pivot_table(
-        index=["benchmark", "model", "protocol"], columns="k", values="fr"
-    ).reset_index()
-    wide.columns = [
-        f"FR_{c}" if isinstance(c, int | float) and not isinstance(c, bool) else c
-        for c in wide.columns
-    ]
-    wide = wide.assign(
-        _order=wide["model"].map(order), _proto=wide["protocol"].map({"single": 0, "multi": 1})
-    )
+    wide = fr.pivot_table(index=["benchmark", "model", "protocol"], columns="k",
+                          values="fr").reset_index()
+    wide.columns = [f"FR_{c}" if isinstance(c, int | float) and not isinstance(c, bool)
+                    else c for c in wide.columns]
+    wide = wide.assign(_order=wide["model"].map(order),
+                       _proto=wide["protocol"].map({"single": 0, "multi": 1}))
     wide = wide.sort_values(["benchmark", "_order", "_proto"]).drop(columns=["_order", "_proto"])
     return wide.reset_index(drop=True)

@@ -239,7 +239,9 @@ class ProtocolRunner:
         self.total_generations = sum(
             len(ks_) for conv in self.conversations for ks_ in conv.emit.values()
         )
-        self.total_calls = sum(len(conv.prompts) - len(conv.turns) for conv in self.conversations)
+        self.total_calls = sum(
+            len(conv.prompts) - len(conv.turns) for conv in self.conversations
+        )
 
     def _plan(
         self, task: AugmentedTask, protocol: ProtocolName, sample: int, ks: list[int]

@@ -76,17 +76,8 @@ FALLBACK_ALPHA = 0.01
 
 FIRST_WINS, SECOND_WINS, TIE = 0, 1, 2
 _WINNER_CODES = {"model_a": 0, "model_b": 1, "tie": 2}
-_COLUMNS = [
-    "model",
-    "rating",
-    "lower",
-    "upper",
-    "rank",
-    "rank_lower",
-    "rank_upper",
-    "battles",
-    "win_rate",
-]
+_COLUMNS = ["model", "rating", "lower", "upper", "rank", "rank_lower", "rank_upper",
+            "battles", "win_rate"]
 
 
 class RankError(ValueError):

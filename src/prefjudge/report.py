@@ -144,16 +144,9 @@ def _series_label(model: str, protocol: str) -> str:
     return f"{model} ({_protocol_name(protocol)})"
 
 
-def _line_plot(
-    frame: pd.DataFrame,
-    x: str,
-    *,
-    panels: Sequence[tuple[str, str]] | None = None,
-    ylabel: str,
-    scale: float = 1.0,
-    ylim: tuple[float, float] | None = None,
-    hline: float | None = None,
-) -> bytes | None:
+def _line_plot(frame: pd.DataFrame, x: str, *, panels: Sequence[tuple[str, str]] | None = None,
+               ylabel: str, scale: float = 1.0, ylim: tuple[float, float] | None = None,
+               hline: float | None = None) -> bytes | None:
     """Lines with CI bands per model and protocol; one panel per (metric, title)."""
     if frame.empty:
         return None
@@ -170,15 +163,12 @@ def _line_plot(
                 xs = group[x].to_numpy(dtype=float)
                 ys = group["value"].to_numpy(dtype=float) * scale
                 style = "-" if protocol == "single" else "--"
-                (line,) = ax.plot(xs, ys, style, marker="o", label=_series_label(model, protocol))
+                (line,) = ax.plot(xs, ys, style, marker="o",
+                                  label=_series_label(model, protocol))
                 if {"lower", "upper"} <= set(group.columns):
-                    ax.fill_between(
-                        xs,
-                        group["lower"].to_numpy(dtype=float) * scale,
-                        group["upper"].to_numpy(dtype=float) * scale,
-                        color=line.get_color(),
-                        alpha=0.15,
-                    )
+                    ax.fill_between(xs, group["lower"].to_numpy(dtype=float) * scale,
+                                    group["upper"].to_numpy(dtype=float) * scale,
+                                    color=line.get_color(), alpha=0.15)
             if hline is not None:
                 ax.axhline(hline, color="grey", linewidth=0.8)
             ax.set_title(title)
@@ -209,20 +199,11 @@ def _bar_plot(frame: pd.DataFrame, key: str, *, ylabel: str) -> bytes | None:
             values = np.nan_to_num(group["value"].to_numpy(dtype=float))
             low = np.clip(np.nan_to_num(values - group["lower"].to_numpy(dtype=float)), 0, None)
             high = np.clip(np.nan_to_num(group["upper"].to_numpy(dtype=float) - values), 0, None)
-            ax.bar(
-                x + (i - (len(series) - 1) / 2) * width,
-                values,
-                width,
-                yerr=[low.tolist(), high.tolist()],
-                capsize=2,
-                label=_series_label(model, protocol),
-            )
-        ax.set_xticks(
-            x,
-            [str(k) for k in keys],
-            rotation=45 if len(keys) > 6 else 0,
-            ha="right" if len(keys) > 6 else "center",
-        )
+            ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width,
+                   yerr=[low.tolist(), high.tolist()], capsize=2,
+                   label=_series_label(model, protocol))
+        ax.set_xticks(x, [str(k) for k in keys], rotation=45 if len(keys) > 6 else 0,
+                      ha="right" if len(keys) > 6 else "center")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(ylabel)
         ax.legend(fontsize="small")
@@ -230,15 +211,8 @@ def _bar_plot(frame: pd.DataFrame, key: str, *, ylabel: str) -> bytes | None:
     return _figure(draw, size=(max(6.0, 0.45 * len(keys) * max(len(series), 1) + 3), 4))
 
 
-def _heatmaps(
-    frames: list[tuple[str, pd.DataFrame]],
-    *,
-    row: str,
-    col: str,
-    value: str,
-    title: str,
-    center: float | None = None,
-) -> bytes | None:
+def _heatmaps(frames: list[tuple[str, pd.DataFrame]], *, row: str, col: str, value: str,
+              title: str, center: float | None = None) -> bytes | None:
     """One annotated heatmap per (title, frame)."""
     frames = [(t, f) for t, f in frames if not f.empty][:6]
     if not frames:
@@ -254,17 +228,12 @@ def _heatmaps(
             else:
                 finite = data[np.isfinite(data)]
                 spread = max(float(np.abs(finite - center).max()) if finite.size else 1.0, 0.5)
-                image = ax.imshow(
-                    data, cmap="RdBu_r", vmin=center - spread, vmax=center + spread, aspect="auto"
-                )
-            ax.set_xticks(
-                range(len(grid.columns)),
-                [str(c) for c in grid.columns],
-                rotation=60,
-                ha="right",
-                fontsize="small",
-            )
-            ax.set_yticks(range(len(grid.index)), [str(i) for i in grid.index], fontsize="small")
+                image = ax.imshow(data, cmap="RdBu_r", vmin=center - spread,
+                                  vmax=center + spread, aspect="auto")
+            ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns],
+                          rotation=60, ha="right", fontsize="small")
+            ax.set_yticks(range(len(grid.index)), [str(i) for i in grid.index],
+                          fontsize="small")
             if data.size <= 120:
                 for (i, j), v in np.ndenumerate(data):
                     if np.isfinite(v):
@@ -284,172 +253,102 @@ def _summary_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSe
     summary = metrics.summary_by_protocol(frame, resamples=resamples, seed=seed)
     rows = []
     for _, r in summary.iterrows():
-        rows.append(
-            {
-                "model": r["model"],
-                "protocol": _protocol_name(r["protocol"]),
-                "n": int(r["n"]),
-                "pass@1 [95% CI]": _ci(r["pass1"], r["pass1_lower"], r["pass1_upper"]),
-                "IF instr. [95% CI]": _ci(
-                    r["if_instruction"], r["if_instruction_lower"], r["if_instruction_upper"]
-                ),
-                "IF task [95% CI]": _ci(r["if_task"], r["if_task_lower"], r["if_task_upper"]),
-                "check err": int(r["check_errors"]),
-                "timeouts": int(r["func_timeout"]),
-                "test err": int(r["func_error"]),
-            }
-        )
+        rows.append({"model": r["model"], "protocol": _protocol_name(r["protocol"]),
+                     "n": int(r["n"]),
+                     "pass@1 [95% CI]": _ci(r["pass1"], r["pass1_lower"], r["pass1_upper"]),
+                     "IF instr. [95% CI]": _ci(r["if_instruction"], r["if_instruction_lower"],
+                                               r["if_instruction_upper"]),
+                     "IF task [95% CI]": _ci(r["if_task"], r["if_task_lower"],
+                                             r["if_task_upper"]),
+                     "check err": int(r["check_errors"]), "timeouts": int(r["func_timeout"]),
+                     "test err": int(r["func_error"])})
     long = []
     for _, r in summary.iterrows():
         for metric in ("pass1", "if_instruction", "if_task"):
-            long.append(
-                {
-                    "model": r["model"],
-                    "protocol": r["protocol"],
-                    "metric": metric,
-                    "value": r[metric],
-                    "lower": r[f"{metric}_lower"],
-                    "upper": r[f"{metric}_upper"],
-                }
-            )
+            long.append({"model": r["model"], "protocol": r["protocol"], "metric": metric,
+                         "value": r[metric], "lower": r[f"{metric}_lower"],
+                         "upper": r[f"{metric}_upper"]})
     figure = _bar_plot(pd.DataFrame(long), "metric", ylabel="score (95 % CI)")
     return ReportSection(
-        "summary",
-        "Per model and protocol",
+        "summary", "Per model and protocol",
         "All samples of a model and protocol pooled over k. pass@1 is the mean over tasks "
         "of the share of samples passing their tests; IF instr. the mean share of a "
         "sample's instructions followed; IF task the share of samples following all of "
         "them. Intervals: 95 % percentile bootstrap over tasks. Errors are counted apart.",
-        [ReportTable("Summary per model and protocol", summary, pd.DataFrame(rows))],
-        figure,
-    )
+        [ReportTable("Summary per model and protocol", summary, pd.DataFrame(rows))], figure)
 
 
 def _by_k_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
     by_k = metrics.metrics_by_k(frame, resamples=resamples, seed=seed)
     display = by_k.assign(
         protocol=by_k["protocol"].map(_protocol_name),
-        **{
-            "value [95% CI]": [
-                _ci(v, lo, hi)
-                for v, lo, hi in zip(by_k["value"], by_k["lower"], by_k["upper"], strict=True)
-            ]
-        },
+        **{"value [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
+                              zip(by_k["value"], by_k["lower"], by_k["upper"], strict=True)]},
     )[["model", "protocol", "k", "metric", "value [95% CI]", "n_tasks"]]
     wide = pd.DataFrame(columns=["model", "protocol", "k"])
     if len(display):
-        wide = display.pivot_table(
-            index=["model", "protocol", "k"],
-            columns="metric",
-            values="value [95% CI]",
-            aggfunc="first",
-        ).reset_index()
+        wide = display.pivot_table(index=["model", "protocol", "k"], columns="metric",
+                                   values="value [95% CI]", aggfunc="first").reset_index()
         wide.columns.name = None
-        wide = wide.rename(
-            columns={"pass1": "pass@1", "if_instruction": "IF instr.", "if_task": "IF task"}
-        ).fillna("—")
-    figure = _line_plot(
-        by_k,
-        "k",
-        panels=[
-            ("pass1", "pass@1"),
-            ("if_instruction", "instruction-level IF"),
-            ("if_task", "task-level IF"),
-        ],
-        ylabel="score (95 % CI)",
-        ylim=(0, 1.05),
-    )
+        wide = wide.rename(columns={"pass1": "pass@1", "if_instruction": "IF instr.",
+                                    "if_task": "IF task"}).fillna("—")
+    figure = _line_plot(by_k, "k", panels=[("pass1", "pass@1"),
+                                           ("if_instruction", "instruction-level IF"),
+                                           ("if_task", "task-level IF")],
+                        ylabel="score (95 % CI)", ylim=(0, 1.05))
     return ReportSection(
-        "by_k",
-        "pass@1 and IF by number of instructions k",
+        "by_k", "pass@1 and IF by number of instructions k",
         "Each k is its own set of samples (the first k instructions of each task).",
-        [ReportTable("pass@1, instruction-level and task-level IF by k", by_k, wide)],
-        figure,
-    )
+        [ReportTable("pass@1, instruction-level and task-level IF by k", by_k, wide)], figure)
 
 
 def _fr_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
     fr = metrics.functional_regression_by_protocol(frame, resamples=resamples, seed=seed)
-    display = pd.DataFrame(
-        {
-            "model": fr["model"],
-            "protocol": fr["protocol"].map(_protocol_name),
-            "k": fr["k"],
-            "S0": [_fmt(v) for v in fr["s0"]],
-            "Sk": [_fmt(v) for v in fr["sk"]],
-            "FR_k % [95% CI]": [
-                _ci(v, lo, hi, scale=100.0, digits=2)
-                for v, lo, hi in zip(fr["fr"], fr["lower"], fr["upper"], strict=True)
-            ],
-            "tasks": fr["n_tasks"],
-        }
-    )
-    figure = _line_plot(
-        fr.rename(columns={"fr": "value"}), "k", ylabel="FR_k (%)", scale=100.0, hline=0.0
-    )
-    text = (
-        "FR_k = (S0 − Sk) / S0: relative drop of pass@1 when k instructions are added, "
-        "over the tasks run both with 0 and with k instructions (positive: worse "
-        "functionally). A protocol without its own k = 0 runs uses the other's."
-    )
+    display = pd.DataFrame({
+        "model": fr["model"], "protocol": fr["protocol"].map(_protocol_name), "k": fr["k"],
+        "S0": [_fmt(v) for v in fr["s0"]], "Sk": [_fmt(v) for v in fr["sk"]],
+        "FR_k % [95% CI]": [_ci(v, lo, hi, scale=100.0, digits=2) for v, lo, hi in
+                            zip(fr["fr"], fr["lower"], fr["upper"], strict=True)],
+        "tasks": fr["n_tasks"],
+    })
+    figure = _line_plot(fr.rename(columns={"fr": "value"}), "k", ylabel="FR_k (%)",
+                        scale=100.0, hline=0.0)
+    text = ("FR_k = (S0 − Sk) / S0: relative drop of pass@1 when k instructions are added, "
+            "over the tasks run both with 0 and with k instructions (positive: worse "
+            "functionally). A protocol without its own k = 0 runs uses the other's.")
     if fr.empty:
         text += " No model has both k = 0 and k > 0 samples, so FR_k cannot be computed."
-    return ReportSection(
-        "fr",
-        "Functional regression FR_k",
-        text,
-        [ReportTable("FR_k per model, protocol and k", fr, display)],
-        figure,
-    )
+    return ReportSection("fr", "Functional regression FR_k", text,
+                         [ReportTable("FR_k per model, protocol and k", fr, display)], figure)
 
 
-def _if_by_section(
-    checks: pd.DataFrame, key: str, title: str, resamples: int, seed: int
-) -> ReportSection:
+def _if_by_section(checks: pd.DataFrame, key: str, title: str, resamples: int,
+                   seed: int) -> ReportSection:
     table = metrics.if_by_protocol(checks, key, resamples=resamples, seed=seed)
-    display = pd.DataFrame(
-        {
-            "model": table["model"],
-            "protocol": table["protocol"].map(_protocol_name),
-            key: table[key],
-            "IF [95% CI]": [
-                _ci(v, lo, hi)
-                for v, lo, hi in zip(table["value"], table["lower"], table["upper"], strict=True)
-            ],
-            "checks": table["n_checks"],
-            "errors": table["errors"],
-        }
-    )
+    display = pd.DataFrame({
+        "model": table["model"], "protocol": table["protocol"].map(_protocol_name),
+        key: table[key],
+        "IF [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
+                        zip(table["value"], table["lower"], table["upper"], strict=True)],
+        "checks": table["n_checks"], "errors": table["errors"],
+    })
     if key == "position":
         figure = _line_plot(table, key, ylabel="instruction-level IF", ylim=(0, 1.05))
     elif key == "category":
         figure = _bar_plot(table, key, ylabel="instruction-level IF")
     else:
-        wide = table.assign(
-            series=[
-                _series_label(m, p) for m, p in zip(table["model"], table["protocol"], strict=True)
-            ]
-        )
-        figure = _heatmaps(
-            [("all models", wide)],
-            row=key,
-            col="series",
-            value="value",
-            title="instruction-level IF",
-        )
+        wide = table.assign(series=[_series_label(m, p) for m, p in
+                                    zip(table["model"], table["protocol"], strict=True)])
+        figure = _heatmaps([("all models", wide)], row=key, col="series", value="value",
+                           title="instruction-level IF")
     texts = {
         "position": "Pass rate of the instruction at each position of the prompt (single-"
-        "turn) or turn order (multi-turn).",
+                    "turn) or turn order (multi-turn).",
         "category": "Pass rate per VeriCode category.",
         "instruction": "Pass rate per instruction.",
     }
-    return ReportSection(
-        f"if_{key}",
-        title,
-        texts.get(key, ""),
-        [ReportTable(f"IF by {key}", table, display)],
-        figure,
-    )
+    return ReportSection(f"if_{key}", title, texts.get(key, ""),
+                         [ReportTable(f"IF by {key}", table, display)], figure)
 
 
 def _co_failure_section(checks: pd.DataFrame, min_count: int) -> ReportSection:
@@ -459,87 +358,51 @@ def _co_failure_section(checks: pd.DataFrame, min_count: int) -> ReportSection:
     for (model, protocol), part in table.groupby(["model", "protocol"], sort=True):
         if not np.isfinite(part["lift"].to_numpy(dtype=float)).any():
             continue
-        mirrored = pd.concat(
-            [
-                part,
-                part.rename(
-                    columns={"instruction_a": "instruction_b", "instruction_b": "instruction_a"}
-                ),
-            ]
-        )
+        mirrored = pd.concat([part, part.rename(columns={"instruction_a": "instruction_b",
+                                                         "instruction_b": "instruction_a"})])
         groups.append((_series_label(model, protocol), mirrored))
-    figure = _heatmaps(
-        groups,
-        row="instruction_a",
-        col="instruction_b",
-        value="lift",
-        title="co-failure lift",
-        center=1.0,
-    )
-    text = (
-        f"For each pair of instructions given together in at least {min_count} samples "
-        "of a model and protocol (both checks determinable): the failure rate of each, "
-        "the observed rate at which both fail (joint_fail), what independence predicts "
-        "(expected = fail_a · fail_b) and lift = joint_fail / expected (above 1: they "
-        "fail together more than chance). Sorted by lift."
-    )
+    figure = _heatmaps(groups, row="instruction_a", col="instruction_b", value="lift",
+                       title="co-failure lift", center=1.0)
+    text = (f"For each pair of instructions given together in at least {min_count} samples "
+            "of a model and protocol (both checks determinable): the failure rate of each, "
+            "the observed rate at which both fail (joint_fail), what independence predicts "
+            "(expected = fail_a · fail_b) and lift = joint_fail / expected (above 1: they "
+            "fail together more than chance). Sorted by lift.")
     if table.empty:
         text += " No pair reaches the threshold."
-    return ReportSection(
-        "co_failure",
-        "Co-failure matrix",
-        text,
-        [ReportTable("Co-failure per instruction pair", table, display)],
-        figure,
-    )
+    return ReportSection("co_failure", "Co-failure matrix", text,
+                         [ReportTable("Co-failure per instruction pair", table, display)],
+                         figure)
 
 
 def _retention_section(turns: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
     curve = metrics.retention_curve(turns, resamples=resamples, seed=seed)
     final = metrics.final_retention(turns, resamples=resamples, seed=seed)
-    final_display = pd.DataFrame(
-        {
-            "model": final["model"],
-            "protocol": final["protocol"].map(_protocol_name),
-            "final retention [95% CI]": [
-                _ci(v, lo, hi)
-                for v, lo, hi in zip(final["value"], final["lower"], final["upper"], strict=True)
-            ],
-            "ever broken": [_fmt(v) for v in final["ever_broken"]],
-            "instructions": final["n"],
-        }
-    )
-    curve_display = pd.DataFrame(
-        {
-            "model": curve["model"],
-            "protocol": curve["protocol"].map(_protocol_name),
-            "turn": curve["turn"],
-            "retention [95% CI]": [
-                _ci(v, lo, hi)
-                for v, lo, hi in zip(curve["value"], curve["lower"], curve["upper"], strict=True)
-            ],
-            "instructions": curve["n"],
-        }
-    )
-    text = (
-        "Multi-turn only. Of the instructions a model satisfied at the turn that "
-        "introduced them, the share still satisfied at each later turn (curve) and at "
-        "the final, scored turn; 'ever broken' is the share failing at some later turn, "
-        "even if restored."
-    )
+    final_display = pd.DataFrame({
+        "model": final["model"], "protocol": final["protocol"].map(_protocol_name),
+        "final retention [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
+                                     zip(final["value"], final["lower"], final["upper"],
+                                         strict=True)],
+        "ever broken": [_fmt(v) for v in final["ever_broken"]], "instructions": final["n"],
+    })
+    curve_display = pd.DataFrame({
+        "model": curve["model"], "protocol": curve["protocol"].map(_protocol_name),
+        "turn": curve["turn"],
+        "retention [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
+                               zip(curve["value"], curve["lower"], curve["upper"],
+                                   strict=True)],
+        "instructions": curve["n"],
+    })
+    text = ("Multi-turn only. Of the instructions a model satisfied at the turn that "
+            "introduced them, the share still satisfied at each later turn (curve) and at "
+            "the final, scored turn; 'ever broken' is the share failing at some later turn, "
+            "even if restored.")
     if turns.empty:
         text += " No record carries per-turn results (turn_results)."
     figure = _line_plot(curve, "turn", ylabel="retention", ylim=(0, 1.05))
-    return ReportSection(
-        "retention",
-        "Multi-turn retention",
-        text,
-        [
-            ReportTable("Final retention", final, final_display),
-            ReportTable("Retention by turn", curve, curve_display),
-        ],
-        figure,
-    )
+    return ReportSection("retention", "Multi-turn retention", text,
+                         [ReportTable("Final retention", final, final_display),
+                          ReportTable("Retention by turn", curve, curve_display)], figure)
 
 
 def _paper_section(directory: Path) -> ReportSection:
@@ -549,34 +412,21 @@ def _paper_section(directory: Path) -> ReportSection:
     fr = paper_tables.paper_functional_regression(scores.func)
     wide = paper_tables.fr_wide(fr)
     average = paper_tables.paper_average_regression(scores.func)
-    task_if = (
-        scores.if_[scores.if_["level"] == "task"]
-        .groupby(["benchmark", "protocol", "k"], sort=True)["score"]
-        .mean()
-        .reset_index()
-    )
-    position = (
-        scores.position.groupby(["benchmark", "protocol", "position"], sort=True)["score"]
-        .mean()
-        .reset_index()
-    )
+    task_if = (scores.if_[scores.if_["level"] == "task"]
+               .groupby(["benchmark", "protocol", "k"], sort=True)["score"].mean()
+               .reset_index())
+    position = (scores.position.groupby(["benchmark", "protocol", "position"], sort=True)
+                ["score"].mean().reset_index())
 
     def draw(fig: Any) -> None:
         axes = fig.subplots(1, 3)
-        panels = [
-            (average, "k", "fr", "FR_k (%) of the model average"),
-            (task_if, "k", "score", "task-level IF (%), model average"),
-            (position, "position", "score", "instruction-level IF (%) by position"),
-        ]
+        panels = [(average, "k", "fr", "FR_k (%) of the model average"),
+                  (task_if, "k", "score", "task-level IF (%), model average"),
+                  (position, "position", "score", "instruction-level IF (%) by position")]
         for ax, (data, x, y, title) in zip(axes, panels, strict=True):
             for (bench, protocol), group in data.groupby(["benchmark", "protocol"], sort=True):
-                ax.plot(
-                    group[x],
-                    group[y],
-                    "-" if protocol == "single" else "--",
-                    marker="o",
-                    label=f"{bench} ({_protocol_name(protocol)})",
-                )
+                ax.plot(group[x], group[y], "-" if protocol == "single" else "--", marker="o",
+                        label=f"{bench} ({_protocol_name(protocol)})")
             ax.set_title(title, fontsize="small")
             ax.set_xlabel(x)
             ax.grid(True, linestyle=":", alpha=0.6)
@@ -585,33 +435,24 @@ def _paper_section(directory: Path) -> ReportSection:
     figure = _figure(draw, size=(16, 4.5))
     wide_display = wide.assign(protocol=wide["protocol"].map(_protocol_name))
     wide_display = _plain(wide_display, digits=2)
-    average_display = _plain(
-        average.assign(protocol=average["protocol"].map(_protocol_name)), digits=2
-    )
+    average_display = _plain(average.assign(protocol=average["protocol"].map(_protocol_name)),
+                             digits=2)
     func_wide = scores.func.assign(protocol=scores.func["protocol"].map(_protocol_name))
-    func_wide = func_wide.pivot_table(
-        index=["benchmark", "model", "protocol"], columns="k", values="score", sort=False
-    ).reset_index()
-    func_wide.columns = [
-        f"S_{c}" if isinstance(c, int | np.integer) else c for c in func_wide.columns
-    ]
+    func_wide = func_wide.pivot_table(index=["benchmark", "model", "protocol"], columns="k",
+                                        values="score", sort=False).reset_index()
+    func_wide.columns = [f"S_{c}" if isinstance(c, int | np.integer) else c
+                         for c in func_wide.columns]
     return ReportSection(
-        "paper",
-        "SWE-IF paper tables (rebuilt from the published per-model CSVs)",
+        "paper", "SWE-IF paper tables (rebuilt from the published per-model CSVs)",
         f"Read from {directory}. Scores in percent as published. FR_k = (S0 − Sk) / S0 · 100 "
         "with S0 the single-turn 0-instruction score for both protocols, as in the paper's "
         "code (positive: functional score dropped).",
-        [
-            ReportTable("Paper FR_k (%) per model and protocol", fr, wide_display),
-            ReportTable(
-                "Paper FR_k (%) of the model-averaged functional score", average, average_display
-            ),
-            ReportTable(
-                "Paper functional scores (%) by k", scores.func, _plain(func_wide, digits=2)
-            ),
-        ],
-        figure,
-    )
+        [ReportTable("Paper FR_k (%) per model and protocol", fr, wide_display),
+         ReportTable("Paper FR_k (%) of the model-averaged functional score", average,
+                     average_display),
+         ReportTable("Paper functional scores (%) by k", scores.func,
+                     _plain(func_wide, digits=2))],
+        figure)
 
 
 # --------------------------------------------------------------------------- build
@@ -652,18 +493,18 @@ def build_report(
     Returns:
         The report, ready for :func:`render_html` or :func:`render_markdown`.
     """
-    parsed = [r if isinstance(r, ScoredSample) else ScoredSample.model_validate(r) for r in records]
+    parsed = [r if isinstance(r, ScoredSample) else ScoredSample.model_validate(r)
+              for r in records]
     frame = metrics.samples_frame(parsed)
-    checks = metrics.checks_frame(parsed, categories if categories is not None else _categories())
+    checks = metrics.checks_frame(parsed, categories if categories is not None
+                                  else _categories())
     turns = metrics.turns_frame(parsed)
     report = Report(title=title)
     if source:
         report.facts.append(f"scores: {source}")
-    report.facts.append(
-        f"{len(parsed)} scored samples, {frame['model'].nunique()} models, "
-        f"{frame['task_id'].nunique()} tasks, protocols: "
-        f"{', '.join(sorted(set(frame['protocol'])) or ['—'])}"
-    )
+    report.facts.append(f"{len(parsed)} scored samples, {frame['model'].nunique()} models, "
+                        f"{frame['task_id'].nunique()} tasks, protocols: "
+                        f"{', '.join(sorted(set(frame['protocol'])) or ['—'])}")
     report.facts.append(f"bootstrap: {resamples} resamples over tasks, seed {seed}")
     if parsed:
         report.sections += [
@@ -709,10 +550,8 @@ def _html_table(table: ReportTable) -> str:
     )
     if frame.empty:
         body = f'<tr><td colspan="{max(len(frame.columns), 1)}">no rows</td></tr>'
-    return (
-        f"<table><caption>{html.escape(table.caption)}</caption>"
-        f"<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
-    )
+    return (f"<table><caption>{html.escape(table.caption)}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>")
 
 
 def render_html(report: Report) -> str:
@@ -724,26 +563,19 @@ def render_html(report: Report) -> str:
     Returns:
         The page.
     """
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{html.escape(report.title)}</h1>",
-    ]
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f"<title>{html.escape(report.title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{html.escape(report.title)}</h1>"]
     parts += [f'<p class="facts">{html.escape(fact)}</p>' for fact in report.facts]
-    parts.append(
-        "<nav>"
-        + "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in report.sections)
-        + "</nav>"
-    )
+    parts.append("<nav>" + "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>'
+                                   for s in report.sections) + "</nav>")
     for section in report.sections:
         parts.append(f'<section id="{section.key}"><h2>{html.escape(section.title)}</h2>')
         if section.text:
             parts.append(f"<p>{html.escape(section.text)}</p>")
         if section.figure:
-            parts.append(
-                f'<img alt="{html.escape(section.title)}" src="{_data_uri(section.figure)}">'
-            )
+            parts.append(f'<img alt="{html.escape(section.title)}" '
+                         f'src="{_data_uri(section.figure)}">')
         parts += [_html_table(table) for table in section.tables]
         parts.append("</section>")
     parts.append("</body></html>")
@@ -761,9 +593,8 @@ def _md_table(table: ReportTable) -> str:
         return "\n".join([*lines, "_no rows_", ""])
     lines.append("| " + " | ".join(_md_cell(c) for c in frame.columns) + " |")
     lines.append("|" + "|".join("---" for _ in frame.columns) + "|")
-    lines += [
-        "| " + " | ".join(_md_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
-    ]
+    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |"
+              for row in frame.itertuples(index=False)]
     return "\n".join([*lines, ""])
 
 

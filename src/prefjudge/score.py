@@ -66,12 +66,8 @@ def generation_keys(generations: Sequence[Generation]) -> list[str]:
             keys.append(gen.id)
             continue
         payload = json.dumps(
-            [
-                gen.task_id,
-                gen.model,
-                gen.response,
-                [ref.model_dump(mode="json") for ref in gen.instructions],
-            ],
+            [gen.task_id, gen.model, gen.response,
+             [ref.model_dump(mode="json") for ref in gen.instructions]],
             sort_keys=True,
         )
         digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -127,17 +123,9 @@ def prepare_job(
         raise InputError(sorted(issues, key=lambda issue: issue.line))
     # Resolve parameter defaults so outputs always carry the parameters that were checked.
     resolved = [
-        (
-            line,
-            gen.model_copy(
-                update={
-                    "instructions": [
-                        ref.model_copy(update={"params": taxonomy.resolve(ref)})
-                        for ref in gen.instructions
-                    ]
-                }
-            ),
-        )
+        (line, gen.model_copy(update={"instructions": [
+            ref.model_copy(update={"params": taxonomy.resolve(ref)}) for ref in gen.instructions
+        ]}))
         for line, gen in valid
     ]
     keys = generation_keys([gen for _, gen in resolved])
@@ -154,9 +142,8 @@ def _generation_issues(
             suffix = f".{fld}" if fld else ""
             issues.append(InputIssue(path, line, f"instructions.{index}{suffix}", message))
     if tasks and gen.task_id not in tasks:
-        issues.append(
-            InputIssue(path, line, "task_id", f"task {gen.task_id!r} is not in the tasks file")
-        )
+        issues.append(InputIssue(path, line, "task_id",
+                                 f"task {gen.task_id!r} is not in the tasks file"))
     return issues
 
 
@@ -187,7 +174,8 @@ def summarise_checks(results: Sequence[CheckResult]) -> tuple[float | None, bool
 
 def record_meta(isolation: str) -> dict[str, str]:
     """The provenance stored in every scored record."""
-    return {"ruff_version": ruff_version(), "prefjudge_version": __version__, "sandbox": isolation}
+    return {"ruff_version": ruff_version(), "prefjudge_version": __version__,
+            "sandbox": isolation}
 
 
 def score_stream(
@@ -226,19 +214,18 @@ def score_stream(
     pairs = zip(job.keys, job.generations, strict=True)
     todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
     for start in range(0, len(todo), chunk_size):
-        chunk = todo[start : start + chunk_size]
+        chunk = todo[start:start + chunk_size]
         items = [(gen.response, gen.instructions) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
-        checked = verify_batch(
-            items + [item for turns in turn_items for item in turns], workers=workers
-        )
-        checks, turn_checks = checked[: len(items)], iter(checked[len(items) :])
+        checked = verify_batch(items + [item for turns in turn_items for item in turns],
+                               workers=workers)
+        checks, turn_checks = checked[:len(items)], iter(checked[len(items):])
         if on_progress:
             on_progress("verify", len(chunk))
-        funcs = _test_results_in_order(
-            chunk, job.tasks if run_tests else {}, workers, limits, on_progress
-        )
-        for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items, strict=True):
+        funcs = _test_results_in_order(chunk, job.tasks if run_tests else {}, workers, limits,
+                                       on_progress)
+        for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
+                                                    strict=True):
             if_instruction, if_task = summarise_checks(results)
             yield ScoredSample(
                 **_input_fields(gen),
@@ -272,10 +259,8 @@ def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
     if len(turns) != len(gen.instructions) + 1:
         return []
     return [
-        (
-            str(turn.get("response") or "") if isinstance(turn, dict) else "",
-            gen.instructions[:index],
-        )
+        (str(turn.get("response") or "") if isinstance(turn, dict) else "",
+         gen.instructions[:index])
         for index, turn in enumerate(turns)
     ]
 
@@ -314,9 +299,8 @@ def _test_results_in_order(
 
     def run() -> None:
         try:
-            run_functional(
-                jobs, limits=limits or SandboxLimits(), workers=workers, on_result=collect
-            )
+            run_functional(jobs, limits=limits or SandboxLimits(), workers=workers,
+                           on_result=collect)
         except BaseException as exc:  # surfaced to the consumer below, never swallowed
             finished.put((-1, exc))
 

@@ -64,28 +64,13 @@ def _print_summary(summary: dict, console: Console) -> None:
 
 @main.command("augment")
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Augmented task JSONL (appended; rerun to resume).",
-)
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(1, 30),
-    default=5,
-    show_default=True,
-    help="Instructions per task.",
-)
-@click.option(
-    "--selector",
-    type=click.Choice(["rule", "llm"]),
-    help="Who chooses: deterministic rules, or the configured model "
-    "[llm when a model is configured, else rule].",
-)
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Augmented task JSONL (appended; rerun to resume).")
+@click.option("--k", "k", type=click.IntRange(1, 30), default=5, show_default=True,
+              help="Instructions per task.")
+@click.option("--selector", type=click.Choice(["rule", "llm"]),
+              help="Who chooses: deterministic rules, or the configured model "
+              "[llm when a model is configured, else rule].")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @backend_options(stage="augment")
 def augment(
@@ -159,13 +144,8 @@ def _run_llm(
             for start in range(0, len(todo), LLM_CHUNK):
                 chunk = todo[start : start + LLM_CHUNK]
                 for record in select_llm(
-                    chunk,
-                    backend,
-                    k=k,
-                    seed=seed,
-                    taxonomy=taxonomy,  # type: ignore[arg-type]
-                    sampling=sampling,
-                    on_result=advance,
+                    chunk, backend, k=k, seed=seed, taxonomy=taxonomy,  # type: ignore[arg-type]
+                    sampling=sampling, on_result=advance,
                 ):
                     writer.write(record)
                     new.append(record)

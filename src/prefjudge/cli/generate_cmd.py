@@ -30,35 +30,20 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @main.command("generate")
 @click.argument("augmented", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("generations.jsonl"),
-    show_default=True,
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("generations.jsonl"), show_default=True,
     help="Generations (JSONL), written as they finish; rerunning resumes by id.",
 )
 @click.option(
-    "--protocol",
-    type=click.Choice(["single", "multi", "both"]),
-    default="both",
-    show_default=True,
-    help="Single-turn (all instructions at once), multi-turn (one per turn).",
+    "--protocol", type=click.Choice(["single", "multi", "both"]), default="both",
+    show_default=True, help="Single-turn (all instructions at once), multi-turn (one per turn).",
 )
 @click.option(
-    "--k",
-    "ks",
-    default="0..5",
-    show_default=True,
-    callback=_parse_k_option,
+    "--k", "ks", default="0..5", show_default=True, callback=_parse_k_option,
     help='Numbers of instructions to run, the first k of each task: "0..5", "3", "1,3,5".',
 )
-@click.option(
-    "--samples",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Samples per prompt.",
-)
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Samples per prompt.")
 @backend_options(stage="generate")
 def generate_command(
     augmented: Path,
@@ -96,35 +81,23 @@ def generate_command(
     errors = 0
     try:
         if backend.kind == "embedded":
-            console.print(
-                "[yellow]note:[/yellow] the embedded backend is SmolLM2-135M, a smoke "
-                "model: these generations exercise the pipeline, not a real model."
-            )
+            console.print("[yellow]note:[/yellow] the embedded backend is SmolLM2-135M, a smoke "
+                          "model: these generations exercise the pipeline, not a real model.")
         runner = ProtocolRunner(
-            backend,
-            tasks,
-            protocols=protocols,
-            ks=ks,
-            samples=samples,
-            sampling=backend_config.sampling(),
-            done=previous,
+            backend, tasks, protocols=protocols, ks=ks, samples=samples,
+            sampling=backend_config.sampling(), done=previous,
         )
         short = Counter(k for _, k in runner.skipped)
         for k, count in sorted(short.items()):
-            console.print(
-                f"[yellow]skipped k={k} for {count} task(s) with fewer than {k} "
-                "instructions[/yellow]"
-            )
+            console.print(f"[yellow]skipped k={k} for {count} task(s) with fewer than {k} "
+                          "instructions[/yellow]")
         if previous:
-            console.print(
-                f"resuming {escape(str(output))}: {len(previous)} record(s) there, "
-                f"{runner.total_generations} generation(s) to go"
-            )
+            console.print(f"resuming {escape(str(output))}: {len(previous)} record(s) there, "
+                          f"{runner.total_generations} generation(s) to go")
         try:
-            with (
-                JsonlAppender(output) as out,
-                backend_progress(console, runner.total_calls, "model turns") as advance,
-            ):
+            with JsonlAppender(output) as out, backend_progress(
+                console, runner.total_calls, "model turns"
+            ) as advance:
                 for generation in runner.run(on_result=advance):
                     out.write(generation)
                     written[generation.protocol] += 1
@@ -137,7 +110,5 @@ def generate_command(
     summary = ", ".join(f"{n} {p}-turn" for p, n in sorted(written.items())) or "nothing new"
     console.print(f"wrote {escape(str(output))}: {summary}")
     if errors:
-        console.print(
-            f"[yellow]{errors} generation(s) failed: empty response with an 'error' "
-            "field; their turns say why[/yellow]"
-        )
+        console.print(f"[yellow]{errors} generation(s) failed: empty response with an 'error' "
+                      "field; their turns say why[/yellow]")

@@ -88,19 +88,14 @@ def _fmt(value: float, scale: str) -> str:
 def _print_leaderboard(board: rank.Leaderboard, title: str, scale: str) -> None:
     table = Table(title=title)
     for name in ("rank", "model", "rating", "95% CI", "ranks", "battles", "win rate"):
-        table.add_column(
-            name, justify="left" if name == "model" else "right", no_wrap=name != "model"
-        )
+        table.add_column(name, justify="left" if name == "model" else "right",
+                         no_wrap=name != "model")
     for row in board.table.itertuples(index=False):
         battles = f"{row.battles:.0f}" if float(row.battles).is_integer() else f"{row.battles:.1f}"
         table.add_row(
-            str(row.rank),
-            row.model,
-            _fmt(row.rating, scale),
+            str(row.rank), row.model, _fmt(row.rating, scale),
             f"{_fmt(row.lower, scale)}–{_fmt(row.upper, scale)}",
-            f"{row.rank_lower}–{row.rank_upper}",
-            battles,
-            f"{row.win_rate:.3f}",
+            f"{row.rank_lower}–{row.rank_upper}", battles, f"{row.win_rate:.3f}",
         )
     stdout.print(table)
     notes = []
@@ -148,98 +143,44 @@ def _board_summary(board: rank.Leaderboard) -> dict[str, Any]:
 
 @main.command("rank", help=RANK_HELP)
 @click.argument("battles", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Ratings CSV: model, rating, lower, upper, rank, rank_lower, rank_upper, "
-    "battles, win_rate (+ category with --by).",
-)
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Ratings and fit settings as JSON.",
-)
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Forest plot of ratings with their intervals (PNG).",
-)
-@click.option(
-    "--ties",
-    type=click.Choice(rank.TIE_POLICIES),
-    default="half",
-    show_default=True,
-    help="half: a tie is half a win each way; drop: ignore ties; davidson: "
-    "Davidson's tie model (fits a tie strength ν).",
-)
-@click.option(
-    "--alpha",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Regularisation (0 = maximum likelihood). Needed when some model never "
-    "lost or never won, and for --allow-disconnected; e.g. 0.01.",
-)
-@click.option(
-    "--allow-disconnected",
-    is_flag=True,
-    help="Fit a disconnected comparison graph jointly (needs --alpha > 0); the gaps "
-    "between components then come from the regulariser only.",
-)
-@click.option(
-    "--anchor",
-    metavar="MODEL=RATING",
-    help="Pin one model's Elo rating instead of centring the mean on --base.",
-)
-@click.option(
-    "--base",
-    type=float,
-    default=rank.DEFAULT_BASE,
-    show_default=True,
-    help="Mean Elo rating when there is no --anchor.",
-)
-@click.option(
-    "--scale",
-    type=click.Choice(["elo", "bt"]),
-    default="elo",
-    show_default=True,
-    help="elo: Elo points; bt: strengths exp(theta) normalised to sum to 1.",
-)
-@click.option(
-    "--bootstrap",
-    "n_resamples",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Multinomial bootstrap resamples of the aggregated counts (0: no intervals).",
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Ratings CSV: model, rating, lower, upper, rank, rank_lower, rank_upper, "
+                   "battles, win_rate (+ category with --by).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Ratings and fit settings as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Forest plot of ratings with their intervals (PNG).")
+@click.option("--ties", type=click.Choice(rank.TIE_POLICIES), default="half", show_default=True,
+              help="half: a tie is half a win each way; drop: ignore ties; davidson: "
+                   "Davidson's tie model (fits a tie strength ν).")
+@click.option("--alpha", type=float, default=0.0, show_default=True,
+              help="Regularisation (0 = maximum likelihood). Needed when some model never "
+                   "lost or never won, and for --allow-disconnected; e.g. 0.01.")
+@click.option("--allow-disconnected", is_flag=True,
+              help="Fit a disconnected comparison graph jointly (needs --alpha > 0); the gaps "
+                   "between components then come from the regulariser only.")
+@click.option("--anchor", metavar="MODEL=RATING",
+              help="Pin one model's Elo rating instead of centring the mean on --base.")
+@click.option("--base", type=float, default=rank.DEFAULT_BASE, show_default=True,
+              help="Mean Elo rating when there is no --anchor.")
+@click.option("--scale", type=click.Choice(["elo", "bt"]), default="elo", show_default=True,
+              help="elo: Elo points; bt: strengths exp(theta) normalised to sum to 1.")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(min=0), default=1000,
+              show_default=True, help="Multinomial bootstrap resamples of the aggregated "
+                                      "counts (0: no intervals).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--by", "by", metavar="COLUMN", help="One leaderboard per value of this column (e.g. category)."
-)
-@click.option(
-    "--winner-map",
-    metavar="LABEL=TARGET,...",
-    help="Extra winner labels, e.g. 'left=model_a,right=model_b' or "
-    "'0=model_a,1=model_b'. Targets: model_a, model_b, tie.",
-)
+@click.option("--by", "by", metavar="COLUMN",
+              help="One leaderboard per value of this column (e.g. category).")
+@click.option("--winner-map", metavar="LABEL=TARGET,...",
+              help="Extra winner labels, e.g. 'left=model_a,right=model_b' or "
+                   "'0=model_a,1=model_b'. Targets: model_a, model_b, tie.")
 @click.option("--model-a-col", default="model_a", show_default=True)
 @click.option("--model-b-col", default="model_b", show_default=True)
 @click.option("--winner-col", default="winner", show_default=True)
-@click.option(
-    "--weight-col",
-    default="weight",
-    show_default=True,
-    help="Optional battle weight column (missing: weight 1).",
-)
-@click.option(
-    "--skip-invalid",
-    is_flag=True,
-    help="Rank the valid rows and list the invalid ones instead of stopping.",
-)
+@click.option("--weight-col", default="weight", show_default=True,
+              help="Optional battle weight column (missing: weight 1).")
+@click.option("--skip-invalid", is_flag=True,
+              help="Rank the valid rows and list the invalid ones instead of stopping.")
 def rank_command(
     battles: Path,
     output: Path | None,
@@ -275,22 +216,16 @@ def rank_command(
         raise click.UsageError("--allow-disconnected needs --alpha > 0 (e.g. --alpha 0.01)")
     columns = BattleColumns(model_a_col, model_b_col, winner_col, weight_col, by or "category")
     try:
-        frame, skipped = read_battles(
-            battles, columns=columns, winner_map=mapping, skip_invalid=skip_invalid
-        )
+        frame, skipped = read_battles(battles, columns=columns, winner_map=mapping,
+                                      skip_invalid=skip_invalid)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
     for issue in skipped:
         stderr.print(f"[yellow]skipped:[/] {issue}", soft_wrap=True)
 
     options: dict[str, Any] = {
-        "ties": ties,
-        "alpha": alpha,
-        "allow_disconnected": allow_disconnected,
-        "scale": scale,
-        "anchor": anchor_pair,
-        "base": base,
-        "n_resamples": n_resamples,
+        "ties": ties, "alpha": alpha, "allow_disconnected": allow_disconnected,
+        "scale": scale, "anchor": anchor_pair, "base": base, "n_resamples": n_resamples,
         "seed": seed,
     }
     boards, failed = _fit_boards(frame, battles, by, options)
@@ -301,45 +236,34 @@ def rank_command(
         _print_leaderboard(board, title, scale)
 
     result = pd.concat(
-        [
-            b.table.assign(category=k)[["category", *b.table.columns]] if by else b.table
-            for k, b in boards.items()
-        ],
+        [b.table.assign(category=k)[["category", *b.table.columns]] if by else b.table
+         for k, b in boards.items()],
         ignore_index=True,
     )
     if output:
         result.to_csv(output, index=False)
         stderr.print(f"ratings → {output}")
     if json_path:
-        formula = (
-            "strength = exp(theta) / sum(exp(theta))"
-            if scale == "bt"
-            else (ANCHOR_FORMULA if anchor_pair else ELO_FORMULA)
-        )
+        formula = "strength = exp(theta) / sum(exp(theta))" if scale == "bt" else (
+            ANCHOR_FORMULA if anchor_pair else ELO_FORMULA)
         payload: dict[str, Any] = {
             "scale": scale,
             "formula": formula,
-            "ratings": [
-                Rating(**row).model_dump(mode="json") for row in result.to_dict(orient="records")
-            ],
+            "ratings": [Rating(**row).model_dump(mode="json")
+                        for row in result.to_dict(orient="records")],
             "skipped_rows": [str(i) for i in skipped],
         }
         if by:
-            payload.update(
-                by=by, failed=failed, leaderboards={k: _board_summary(b) for k, b in boards.items()}
-            )
+            payload.update(by=by, failed=failed,
+                           leaderboards={k: _board_summary(b) for k, b in boards.items()})
         else:
             payload.update(_board_summary(boards[""]))
-        json_path.write_text(
-            json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        json_path.write_text(json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
         stderr.print(f"JSON → {json_path}")
     if plot_path:
-        forest_plot(
-            {(f"{by} {k}" if by else "Leaderboard"): b.table for k, b in boards.items()},
-            plot_path,
-            xlabel=scale_name + " (95 % bootstrap interval)",
-        )
+        forest_plot({(f"{by} {k}" if by else "Leaderboard"): b.table for k, b in boards.items()},
+                    plot_path, xlabel=scale_name + " (95 % bootstrap interval)")
         stderr.print(f"forest plot → {plot_path}")
 
 
@@ -350,12 +274,12 @@ def _fit_boards(
     n_resamples = options["n_resamples"]
     if not by:
         try:
-            counts = rank.aggregate(
-                frame["model_a"], frame["model_b"], frame["winner"], frame["weight"]
-            )
+            counts = rank.aggregate(frame["model_a"], frame["model_b"], frame["winner"],
+                                    frame["weight"])
             with _progress(n_resamples, "bootstrap") as bar:
                 task = bar.add_task("bootstrap", total=n_resamples)
-                board = rank.leaderboard(counts, progress=lambda k: bar.advance(task, k), **options)
+                board = rank.leaderboard(counts, progress=lambda k: bar.advance(task, k),
+                                         **options)
         except (rank.RankError, ValueError) as exc:
             raise click.ClickException(f"{source}: {exc}") from None
         return {"": board}, {}
@@ -383,9 +307,8 @@ def _read_scores(scores: Path, model_col: str, func_col: str, if_cols: list[str]
         table = corr.scores_from_records(read_scored_records(scores))
         missing = [c for c in [func_col, *if_cols] if c not in table.columns]
         if missing:
-            available = ", ".join(
-                c for c in table.columns if c in ("func", "if") or c.startswith("if_")
-            )
+            available = ", ".join(c for c in table.columns if c in ("func", "if")
+                                  or c.startswith("if_"))
             raise click.UsageError(
                 f"scored records give the columns {available}; {', '.join(missing)} is not one"
             )
@@ -405,9 +328,8 @@ def _curve_records(result: corr.CorrelationResult) -> list[dict[str, Any]]:
 
 
 def _print_correlation(result: corr.CorrelationResult, if_col: str) -> None:
-    table = Table(
-        title=f"Correlation with Elo of α·{if_col} + (1−α)·Func ({len(result.models)} models)"
-    )
+    table = Table(title=f"Correlation with Elo of α·{if_col} + (1−α)·Func "
+                        f"({len(result.models)} models)")
     table.add_column("α (IF weight)", justify="right")
     for kind in corr.CORRELATIONS:
         table.add_column(kind, justify="right")
@@ -431,9 +353,7 @@ def _print_correlation(result: corr.CorrelationResult, if_col: str) -> None:
             continue
         ci, aci = best["ci"], best["alpha_ci"]
         summary.add_row(
-            kind,
-            f"{best['alpha']:.2f}",
-            f"{best['r']:.4f}",
+            kind, f"{best['alpha']:.2f}", f"{best['r']:.4f}",
             "–" if ci[0] is None else f"{ci[0]:.3f} – {ci[1]:.3f}",
             "–" if aci[0] is None else f"{aci[0]:.2f} – {aci[1]:.2f}",
         )
@@ -444,20 +364,16 @@ def _report_unmatched(
     match: corr.ModelMatch, elo_source: Path, *, show_elo_side: bool, require_all: bool
 ) -> None:
     if match.unmatched_scores:
-        stderr.print(
-            f"[yellow]no Elo rating in {elo_source} for "
-            f"{len(match.unmatched_scores)} model(s):[/] " + ", ".join(match.unmatched_scores)
-        )
+        stderr.print(f"[yellow]no Elo rating in {elo_source} for "
+                     f"{len(match.unmatched_scores)} model(s):[/] "
+                     + ", ".join(match.unmatched_scores))
     if match.unmatched_elo and show_elo_side:
-        stderr.print(
-            f"[yellow]{len(match.unmatched_elo)} Elo model(s) have no scores:[/] "
-            + ", ".join(match.unmatched_elo[:40])
-            + (" …" if len(match.unmatched_elo) > 40 else "")
-        )
+        stderr.print(f"[yellow]{len(match.unmatched_elo)} Elo model(s) have no scores:[/] "
+                     + ", ".join(match.unmatched_elo[:40])
+                     + (" …" if len(match.unmatched_elo) > 40 else ""))
     if require_all and match.unmatched_scores:
         raise click.ClickException(
-            "model(s) missing from the Elo file: "
-            + ", ".join(match.unmatched_scores)
+            "model(s) missing from the Elo file: " + ", ".join(match.unmatched_scores)
             + " (map names with --aliases, or drop --require-all to go on without them)"
         )
 
@@ -472,89 +388,47 @@ def _complete_rows(
     """Matched models with all three numbers, and the matched models lacking one."""
     rows, incomplete = [], []
     for score_name, elo_name, how in match.pairs:
-        values = (scores.at[score_name, func_col], scores.at[score_name, if_col], elo_of[elo_name])
+        values = (scores.at[score_name, func_col], scores.at[score_name, if_col],
+                  elo_of[elo_name])
         if any(pd.isna(v) for v in values):
             incomplete.append(score_name)
             continue
         func, if_score, elo = map(float, values)
-        rows.append(
-            {
-                "model": score_name,
-                "elo_model": elo_name,
-                "match": how,
-                "func": func,
-                "if": if_score,
-                "elo": elo,
-            }
-        )
+        rows.append({"model": score_name, "elo_model": elo_name, "match": how, "func": func,
+                     "if": if_score, "elo": elo})
     return rows, incomplete
 
 
 @main.command("correlate")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--elo",
-    "elo_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Elo table (CSV/JSON: e.g. an LMArena coding_<date>.csv or the output of "
-    "prefjudge rank). Default: SCORES itself.",
-)
-@click.option(
-    "--model-col", default="model", show_default=True, help="Model-name column (in both files)."
-)
-@click.option(
-    "--elo-model-col",
-    default=None,
-    help="Model-name column of the Elo file (default: --model-col).",
-)
+@click.option("--elo", "elo_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Elo table (CSV/JSON: e.g. an LMArena coding_<date>.csv or the output of "
+                   "prefjudge rank). Default: SCORES itself.")
+@click.option("--model-col", default="model", show_default=True,
+              help="Model-name column (in both files).")
+@click.option("--elo-model-col", default=None, help="Model-name column of the Elo file "
+                                                    "(default: --model-col).")
 @click.option("--func-col", default="func", show_default=True, help="Functional score column.")
-@click.option(
-    "--if-col",
-    "if_cols",
-    multiple=True,
-    help="Instruction-following column; repeat for IF at several instruction counts (default: if).",
-)
+@click.option("--if-col", "if_cols", multiple=True,
+              help="Instruction-following column; repeat for IF at several instruction counts "
+                   "(default: if).")
 @click.option("--elo-col", default="rating", show_default=True, help="Elo rating column.")
-@click.option(
-    "--aliases",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Name map from SCORES to the Elo file: a JSON object, or a CSV with columns "
-    "score_model, elo_model. Used after exact matching.",
-)
+@click.option("--aliases", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Name map from SCORES to the Elo file: a JSON object, or a CSV with columns "
+                   "score_model, elo_model. Used after exact matching.")
 @click.option("--step", type=float, default=0.1, show_default=True, help="α grid step.")
-@click.option(
-    "--bootstrap",
-    "n_resamples",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples over models.",
-)
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(min=0), default=1000,
+              show_default=True, help="Bootstrap resamples over models.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--require-all",
-    is_flag=True,
-    help="Fail when a SCORES model has no Elo rating or lacks a score, instead of "
-    "listing it and going on.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Curves as CSV (one row per α and IF column).",
-)
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Best α, curves, models and unmatched names as JSON.",
-)
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Correlation vs α, one panel per correlation type (PNG).",
-)
+@click.option("--require-all", is_flag=True,
+              help="Fail when a SCORES model has no Elo rating or lacks a score, instead of "
+                   "listing it and going on.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Curves as CSV (one row per α and IF column).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Best α, curves, models and unmatched names as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Correlation vs α, one panel per correlation type (PNG).")
 def correlate_command(
     scores: Path,
     elo_path: Path | None,
@@ -595,53 +469,42 @@ def correlate_command(
             raise click.UsageError("scored records carry no Elo rating; pass --elo")
         elo_table = read_model_table(elo_path or scores, elo_model_col or model_col, [elo_col])
         alias_map = read_aliases(aliases) if aliases else {}
-        match = corr.match_models(
-            score_table["model"].tolist(), elo_table["model"].tolist(), alias_map
-        )
+        match = corr.match_models(score_table["model"].tolist(), elo_table["model"].tolist(),
+                                  alias_map)
     except (InputError, corr.CorrelateError) as exc:
         raise click.ClickException(str(exc)) from None
-    _report_unmatched(
-        match, elo_path or scores, show_elo_side=elo_path is not None, require_all=require_all
-    )
+    _report_unmatched(match, elo_path or scores, show_elo_side=elo_path is not None,
+                      require_all=require_all)
 
     elo_of = dict(zip(elo_table["model"], elo_table[elo_col], strict=True))
     results: dict[str, corr.CorrelationResult] = {}
     per_if: list[dict[str, Any]] = []
     for if_col in if_list:
-        rows, incomplete = _complete_rows(
-            match, score_table.set_index("model"), elo_of, func_col, if_col
-        )
+        rows, incomplete = _complete_rows(match, score_table.set_index("model"), elo_of,
+                                          func_col, if_col)
         if incomplete:
-            stderr.print(
-                f"[yellow]{len(incomplete)} matched model(s) lack {func_col}, {if_col} "
-                f"or {elo_col} and are left out of the {if_col} sweep:[/] " + ", ".join(incomplete)
-            )
+            stderr.print(f"[yellow]{len(incomplete)} matched model(s) lack {func_col}, {if_col} "
+                         f"or {elo_col} and are left out of the {if_col} sweep:[/] "
+                         + ", ".join(incomplete))
             if require_all:
                 raise click.ClickException("incomplete scores: " + ", ".join(incomplete))
         try:
             result = corr.correlate(
-                [r["model"] for r in rows],
-                [r["func"] for r in rows],
-                [r["if"] for r in rows],
-                [r["elo"] for r in rows],
-                alphas=alphas,
-                n_resamples=n_resamples,
-                seed=seed,
+                [r["model"] for r in rows], [r["func"] for r in rows], [r["if"] for r in rows],
+                [r["elo"] for r in rows], alphas=alphas, n_resamples=n_resamples, seed=seed,
             )
         except corr.CorrelateError as exc:
             raise click.ClickException(f"{if_col}: {exc}") from None
         results[if_col] = result
         _print_correlation(result, if_col)
-        per_if.append(
-            {
-                "if_col": if_col,
-                "best": result.best,
-                "curve": _curve_records(result),
-                "models": rows,
-                "incomplete": incomplete,
-                "undefined_resamples": result.undefined_resamples,
-            }
-        )
+        per_if.append({
+            "if_col": if_col,
+            "best": result.best,
+            "curve": _curve_records(result),
+            "models": rows,
+            "incomplete": incomplete,
+            "undefined_resamples": result.undefined_resamples,
+        })
 
     if output:
         frames = [r.curve.assign(if_col=k) for k, r in results.items()]
@@ -662,12 +525,12 @@ def correlate_command(
             "models": first["models"],
             "unmatched": {"scores": match.unmatched_scores, "elo": match.unmatched_elo},
             "incomplete": first["incomplete"],
-            "bootstrap": {"resamples": n_resamples, "seed": seed, "level": 0.95, "unit": "models"},
+            "bootstrap": {"resamples": n_resamples, "seed": seed, "level": 0.95,
+                          "unit": "models"},
             "per_if": per_if,
         }
-        json_path.write_text(
-            json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        json_path.write_text(json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
         stderr.print(f"JSON → {json_path}")
     if plot_path:
         correlation_plot(results, plot_path)

@@ -18,50 +18,23 @@ console = Console(stderr=True)
 
 @main.command("report")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("report.html"),
-    show_default=True,
-    help="HTML page to write (self-contained: plots embedded as base64 PNG).",
-)
-@click.option(
-    "--markdown",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the report as Markdown (plots embedded the same way).",
-)
-@click.option(
-    "--paper",
-    "paper_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
-    help="Folder of the SWE-IF paper's per-model CSVs: rebuild their "
-    "tables (FR_k, functional scores) in the report.",
-)
-@click.option(
-    "--min-pairs",
-    type=int,
-    default=5,
-    show_default=True,
-    help="Fewest shared samples for an instruction pair in the co-failure matrix.",
-)
-@click.option(
-    "--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples over tasks."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("report.html"), show_default=True,
+              help="HTML page to write (self-contained: plots embedded as base64 PNG).")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the report as Markdown (plots embedded the same way).")
+@click.option("--paper", "paper_dir", type=click.Path(exists=True, file_okay=False,
+                                                       path_type=Path),
+              default=None, help="Folder of the SWE-IF paper's per-model CSVs: rebuild their "
+                                 "tables (FR_k, functional scores) in the report.")
+@click.option("--min-pairs", type=int, default=5, show_default=True,
+              help="Fewest shared samples for an instruction pair in the co-failure matrix.")
+@click.option("--resamples", type=int, default=1000, show_default=True,
+              help="Bootstrap resamples over tasks.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--title", default="prefjudge report", show_default=True, help="Page title.")
-def report_command(
-    scores: Path,
-    output: Path,
-    markdown: Path | None,
-    paper_dir: Path | None,
-    min_pairs: int,
-    resamples: int,
-    seed: int,
-    title: str,
-) -> None:
+def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir: Path | None,
+                   min_pairs: int, resamples: int, seed: int, title: str) -> None:
     """Write a report of SCORES (scored JSONL from ``prefjudge score``).
 
     Per model and protocol: pass@1, FR_k, instruction- and task-level IF by k with 95 %
@@ -73,15 +46,9 @@ def report_command(
     except InputError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        report = build_report(
-            [rec for _, rec in records],
-            title=title,
-            source=str(scores),
-            paper_dir=paper_dir,
-            min_pairs=min_pairs,
-            resamples=resamples,
-            seed=seed,
-        )
+        report = build_report([rec for _, rec in records], title=title, source=str(scores),
+                              paper_dir=paper_dir, min_pairs=min_pairs, resamples=resamples,
+                              seed=seed)
     except PaperTableError as exc:
         raise click.ClickException(str(exc)) from exc
     output.write_text(render_html(report), encoding="utf-8")
@@ -90,7 +57,5 @@ def report_command(
         markdown.write_text(render_markdown(report), encoding="utf-8")
         written.append(str(markdown))
     figures = sum(1 for s in report.sections if s.figure)
-    console.print(
-        f"wrote {', '.join(written)}: {len(report.sections)} sections, "
-        f"{figures} plots, {len(records)} scored samples"
-    )
+    console.print(f"wrote {', '.join(written)}: {len(report.sections)} sections, "
+                  f"{figures} plots, {len(records)} scored samples")

@@ -44,58 +44,26 @@ def _load_all_tasks(task_files: tuple[str, ...], generations: Path) -> tuple[dic
 
 @main.command("score")
 @click.argument("generations", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("scores.jsonl"),
-    show_default=True,
-    help="Scored records (JSONL), written as they finish; rerunning resumes.",
-)
-@click.option(
-    "--tasks",
-    "task_files",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Tasks with tests: BigCodeBench, HumanEval, HumanEval+, MBPP+ files as "
-    "distributed (.jsonl/.jsonl.gz) or prefjudge task JSONL. Repeatable. "
-    "Default: tasks.jsonl beside GENERATIONS, if present.",
-)
-@click.option(
-    "--skip-invalid",
-    is_flag=True,
-    help="Score the valid lines and list the invalid ones instead of stopping.",
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("scores.jsonl"), show_default=True,
+              help="Scored records (JSONL), written as they finish; rerunning resumes.")
+@click.option("--tasks", "task_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Tasks with tests: BigCodeBench, HumanEval, HumanEval+, MBPP+ files as "
+                   "distributed (.jsonl/.jsonl.gz) or prefjudge task JSONL. Repeatable. "
+                   "Default: tasks.jsonl beside GENERATIONS, if present.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Score the valid lines and list the invalid ones instead of stopping.")
 @click.option("--no-tests", is_flag=True, help="Only verify instructions; skip unit tests.")
-@click.option(
-    "--workers",
-    type=int,
-    default=None,
-    help="Parallel Ruff groups and sandboxes (default: CPU count).",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=SandboxLimits().timeout_s,
-    show_default=True,
-    help="Wall-clock seconds per sample's test run.",
-)
-@click.option(
-    "--memory-mb",
-    type=int,
-    default=SandboxLimits().memory_mb,
-    show_default=True,
-    help="Address-space limit per sample's test run.",
-)
+@click.option("--workers", type=int, default=None,
+              help="Parallel Ruff groups and sandboxes (default: CPU count).")
+@click.option("--timeout", type=float, default=SandboxLimits().timeout_s, show_default=True,
+              help="Wall-clock seconds per sample's test run.")
+@click.option("--memory-mb", type=int, default=SandboxLimits().memory_mb, show_default=True,
+              help="Address-space limit per sample's test run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--summary",
-    "summary_prefix",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Prefix for the summary files (.csv, .json, .png). "
-    "Default: OUTPUT without its extension + '.summary'.",
-)
+@click.option("--summary", "summary_prefix", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Prefix for the summary files (.csv, .json, .png). "
+                                 "Default: OUTPUT without its extension + '.summary'.")
 def score_command(
     generations: Path,
     output: Path,
@@ -118,9 +86,8 @@ def score_command(
         tasks, tasks_origin = _load_all_tasks(task_files, generations)
         job = prepare_job(generations, tasks, skip_invalid=skip_invalid)
     except InputError as exc:
-        raise click.ClickException(
-            f"{exc}\nNothing was scored (use --skip-invalid to score the valid lines)."
-        ) from exc
+        raise click.ClickException(f"{exc}\nNothing was scored (use --skip-invalid to score "
+                                   "the valid lines).") from exc
     console.print(f"[bold]tasks:[/] {tasks_origin}")
     if job.skipped:
         console.print(f"[yellow]skipped {len(job.skipped)} invalid input problem(s):[/]")
@@ -143,35 +110,20 @@ def score_command(
     todo = sum(key not in done for key in job.keys)
     if previous:
         console.print(f"resuming {output}: {len(job.keys) - todo} already scored, {todo} to go")
-    with_tests = (
-        0
-        if no_tests
-        else sum(
-            1
-            for key, (_, gen) in zip(job.keys, job.generations, strict=True)
-            if key not in done and gen.task_id in tasks and tasks[gen.task_id].test_format != "none"
-        )
+    with_tests = 0 if no_tests else sum(
+        1 for key, (_, gen) in zip(job.keys, job.generations, strict=True)
+        if key not in done and gen.task_id in tasks and tasks[gen.task_id].test_format != "none"
     )
     limits = SandboxLimits(timeout_s=timeout, memory_mb=memory_mb)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
         bars = {"verify": progress.add_task("instructions", total=todo)}
         if with_tests:
             bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
         with JsonlAppender(output) as out:
             for record in score_stream(
-                job,
-                done=done,
-                workers=workers or os.cpu_count(),
-                limits=limits,
-                run_tests=not no_tests,
-                isolation=isolation,
+                job, done=done, workers=workers or os.cpu_count(), limits=limits,
+                run_tests=not no_tests, isolation=isolation,
                 on_progress=lambda phase, n: progress.advance(bars[phase], n),
             ):
                 out.write(record)
@@ -183,25 +135,15 @@ def score_command(
     prefix = summary_prefix or summary_path(output)
     summary.to_csv(Path(f"{prefix}.csv"), index=False)
     Path(f"{prefix}.json").write_text(
-        json.dumps(
-            {
-                "generations": str(generations),
-                "tasks": tasks_origin,
-                "seed": seed,
-                "sandbox": isolation,
-                "models": summary.to_dict(orient="records"),
-            },
-            indent=2,
-            default=float,
-        )
+        json.dumps({"generations": str(generations), "tasks": tasks_origin, "seed": seed,
+                    "sandbox": isolation, "models": summary.to_dict(orient="records")},
+                   indent=2, default=float)
     )
     save_summary_plot(summary, Path(f"{prefix}.png"))
     console.print(f"wrote {output} ({len(records)} records), {prefix}.csv/.json/.png")
     if summary["check_errors"].sum() or summary["func_error"].sum():
-        console.print(
-            "[yellow]some checks or test runs ended in error: they are counted apart, "
-            "not as failures — see the 'reason'/'detail' fields.[/]"
-        )
+        console.print("[yellow]some checks or test runs ended in error: they are counted apart, "
+                      "not as failures — see the 'reason'/'detail' fields.[/]")
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -215,16 +157,14 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for _, row in summary.iterrows():
-        rows.append(
-            {
-                "model": row["model"],
-                "n": int(row["n"]),
-                "IF instr. [95% CI]": fmt(row, "if_instruction"),
-                "IF task [95% CI]": fmt(row, "if_task"),
-                "pass@1 [95% CI]": fmt(row, "pass1"),
-                "check err": int(row["check_errors"]),
-                "timeouts": int(row["func_timeout"]),
-                "test err": int(row["func_error"]),
-            }
-        )
+        rows.append({
+            "model": row["model"],
+            "n": int(row["n"]),
+            "IF instr. [95% CI]": fmt(row, "if_instruction"),
+            "IF task [95% CI]": fmt(row, "if_task"),
+            "pass@1 [95% CI]": fmt(row, "pass1"),
+            "check err": int(row["check_errors"]),
+            "timeouts": int(row["func_timeout"]),
+            "test err": int(row["func_error"]),
+        })
     return pd.DataFrame(rows)

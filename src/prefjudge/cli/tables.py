@@ -42,11 +42,8 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    metrics = [
-        ("if_instruction", "IF (instruction)"),
-        ("if_task", "IF (task)"),
-        ("pass1", "pass@1"),
-    ]
+    metrics = [("if_instruction", "IF (instruction)"), ("if_task", "IF (task)"),
+               ("pass1", "pass@1")]
     models = list(summary["model"])
     x = np.arange(len(models))
     width = 0.8 / len(metrics)
@@ -56,14 +53,8 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
         lower = np.nan_to_num(values - summary[f"{name}_lower"].to_numpy(dtype=float))
         upper = np.nan_to_num(summary[f"{name}_upper"].to_numpy(dtype=float) - values)
         # yerr as plain lists: matplotlib 3.11 warns on a 2x1 numpy array (one model)
-        ax.bar(
-            x + (offset - 1) * width,
-            np.nan_to_num(values),
-            width,
-            label=label,
-            yerr=[lower.tolist(), upper.tolist()],
-            capsize=3,
-        )
+        ax.bar(x + (offset - 1) * width, np.nan_to_num(values), width, label=label,
+               yerr=[lower.tolist(), upper.tolist()], capsize=3)
     ax.set_xticks(x, models, rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("score (95 % CI)")
