@@ -46,13 +46,8 @@ def _format(path: Path) -> str:
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
-    for suffix, kind in (
-        (".csv", "csv"),
-        (".tsv", "tsv"),
-        (".jsonl", "jsonl"),
-        (".ndjson", "jsonl"),
-        (".json", "json"),
-    ):
+    for suffix, kind in ((".csv", "csv"), (".tsv", "tsv"), (".jsonl", "jsonl"),
+                         (".ndjson", "jsonl"), (".json", "json")):
         if name.endswith(suffix):
             return kind
     with open_text(path) as handle:
@@ -208,14 +203,9 @@ def _parse_battle(
         problems.append((cols.winner, "missing winner"))
     elif winner is None:
         accepted = ", ".join(sorted(set(CANONICAL_WINNERS) | set(mapping)))
-        problems.append(
-            (
-                cols.winner,
-                f"unknown winner label {str(raw)!r}; expected one of "
-                f"{accepted} (map others with --winner-map, "
-                "e.g. --winner-map left=model_a,right=model_b)",
-            )
-        )
+        problems.append((cols.winner, f"unknown winner label {str(raw)!r}; expected one of "
+                         f"{accepted} (map others with --winner-map, "
+                         "e.g. --winner-map left=model_a,right=model_b)"))
     weight = 1.0
     raw_weight = row.data.get(cols.weight)
     if not _missing(raw_weight):
@@ -225,9 +215,8 @@ def _parse_battle(
             problems.append((cols.weight, f"weight must be a number, got {raw_weight!r}"))
         else:
             if not math.isfinite(weight) or weight < 0:
-                problems.append(
-                    (cols.weight, f"weight must be finite and >= 0, got {raw_weight!r}")
-                )
+                problems.append((cols.weight,
+                                 f"weight must be finite and >= 0, got {raw_weight!r}"))
     if problems:
         return None, problems
     raw_category = row.data.get(cols.category)
@@ -279,10 +268,8 @@ def read_battles(
         if battle is not None:
             battles.append((*battle, row.line))
         elif len(issues) < _MAX_ISSUES:
-            issues.extend(
-                InputIssue(spath, row.line, row.where + field, message)
-                for field, message in problems
-            )
+            issues.extend(InputIssue(spath, row.line, row.where + field, message)
+                          for field, message in problems)
         else:
             unlisted += 1
     if seen_rows == 0:
@@ -357,26 +344,18 @@ def read_model_table(
             absent = [c for c in [model_col, *value_cols] if c not in row.data]
             if absent and row.where == "":
                 shown = ", ".join(sorted(row.data))
-                raise InputError(
-                    [
-                        InputIssue(spath, row.line, c, f"no such column (columns: {shown})")
-                        for c in absent
-                    ]
-                )
+                raise InputError([InputIssue(spath, row.line, c,
+                                             f"no such column (columns: {shown})")
+                                  for c in absent])
         name = row.data.get(model_col)
         if _missing(name):
             issues.append(InputIssue(spath, row.line, row.where + model_col, "missing model name"))
             continue
         name = str(name).strip()
         if name in first_line:
-            issues.append(
-                InputIssue(
-                    spath,
-                    row.line,
-                    row.where + model_col,
-                    f"model {name!r} appears twice (first at {first_line[name]})",
-                )
-            )
+            issues.append(InputIssue(spath, row.line, row.where + model_col,
+                                     f"model {name!r} appears twice "
+                                     f"(first at {first_line[name]})"))
             continue
         first_line[name] = row.line or row.where.rstrip(".")
         record: dict[str, Any] = {"model": name, "line": row.line}
@@ -388,9 +367,8 @@ def read_model_table(
             try:
                 record[col] = float(value)
             except (TypeError, ValueError):
-                issues.append(
-                    InputIssue(spath, row.line, row.where + col, f"not a number: {value!r}")
-                )
+                issues.append(InputIssue(spath, row.line, row.where + col,
+                                         f"not a number: {value!r}"))
                 record[col] = math.nan
         records.append(record)
     if not header_checked:
@@ -441,33 +419,26 @@ def read_scored_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             issues.append(InputIssue(spath, row.line, "model", "missing model name"))
             continue
         if_value = data.get("if_instruction")
-        if if_value is not None and (
-            isinstance(if_value, bool) or not isinstance(if_value, int | float)
-        ):
-            issues.append(
-                InputIssue(
-                    spath, row.line, "if_instruction", f"must be a number or null, got {if_value!r}"
-                )
-            )
+        if if_value is not None and (isinstance(if_value, bool)
+                                     or not isinstance(if_value, int | float)):
+            issues.append(InputIssue(spath, row.line, "if_instruction",
+                                     f"must be a number or null, got {if_value!r}"))
             continue
         func = data.get("func")
         func_pass = None
         if func is not None:
             if not isinstance(func, dict) or not isinstance(func.get("status"), str):
-                issues.append(
-                    InputIssue(spath, row.line, "func", 'must be null or an object with a "status"')
-                )
+                issues.append(InputIssue(spath, row.line, "func",
+                                         'must be null or an object with a "status"'))
                 continue
             func_pass = func["status"] == "pass"
         instructions = data.get("instructions")
-        out.append(
-            {
-                "model": model,
-                "if_instruction": None if if_value is None else float(if_value),
-                "func_pass": func_pass,
-                "n_instructions": len(instructions) if isinstance(instructions, list) else None,
-            }
-        )
+        out.append({
+            "model": model,
+            "if_instruction": None if if_value is None else float(if_value),
+            "func_pass": func_pass,
+            "n_instructions": len(instructions) if isinstance(instructions, list) else None,
+        })
     if issues:
         raise InputError(issues)
     if not out:
@@ -507,22 +478,13 @@ def read_aliases(path: str | os.PathLike[str]) -> dict[str, str]:
     for row in iter_rows(path):
         source, target = row.data.get("score_model"), row.data.get("elo_model")
         if _missing(source) or _missing(target):
-            issues.append(
-                InputIssue(
-                    spath,
-                    row.line,
-                    row.where + "score_model/elo_model",
-                    "expected columns score_model and elo_model",
-                )
-            )
+            issues.append(InputIssue(spath, row.line, row.where + "score_model/elo_model",
+                                     "expected columns score_model and elo_model"))
             continue
         source, target = str(source).strip(), str(target).strip()
         if source in aliases and aliases[source] != target:
-            issues.append(
-                InputIssue(
-                    spath, row.line, row.where + "score_model", f"{source!r} is mapped twice"
-                )
-            )
+            issues.append(InputIssue(spath, row.line, row.where + "score_model",
+                                     f"{source!r} is mapped twice"))
             continue
         aliases[source] = target
     if issues:
