@@ -196,3 +196,22 @@ def test_pair_command_against_a_served_model(vllm_server, tmp_path: Path) -> Non
         top = [c for c in verdict.criteria if c.criterion.parent is None]
         assert len(top) <= 5  # the schema caps the list at --max-criteria
         assert len(top) >= 3 or any("duplicates removed" in w for w in verdict.warnings)
+
+
+def test_copilot_arena_battles_judged_by_a_served_model(
+    vllm_server, shared_data: Path, tmp_path: Path
+) -> None:
+    csv = shared_data / "preferences" / "copilot_arena" / "copilot_arena_examples_v1.csv"
+    out = tmp_path / "eval"
+    result = CliRunner().invoke(main, [
+        "judge-eval", str(csv), "--skip-invalid", "--limit", "3", "--method", "monolithic",
+        "-o", str(out), "--n-boot", "100", "--backend", "openai", "--base-url", vllm_server.url,
+        "--model", vllm_server.model, "--cache", str(tmp_path / "cache.sqlite"),
+    ])
+    assert result.exit_code == 0, result.output
+    assert "copilot_arena_examples_v1.csv:2484" in result.output  # the malformed row, listed
+    vs = verdicts(out / "verdicts-monolithic.jsonl")
+    assert [v.pair_id for v in vs] == ["copilot_arena/0", "copilot_arena/1", "copilot_arena/2"]
+    assert all(v.model_a != "A" for v in vs)  # real model names carried into the verdicts
+    check_accounting(vs, "monolithic")
+    assert json.loads((out / "summary.json").read_text())["methods"]["monolithic"]["n"] == 3

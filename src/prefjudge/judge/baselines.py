@@ -9,46 +9,33 @@ from __future__ import annotations
 
 from prefjudge.backends import Backend
 from prefjudge.judge.common import (
+    ORDERS,
     Job,
+    JudgeMethod,
     JudgeSettings,
     Ledger,
     OnResult,
-    PromptBuilder,
     criteria_text,
     failure,
     flip,
     run_jobs,
 )
-from prefjudge.judge.criteralign import ORDERS, CriterAlign, PairState, verdict_record
+from prefjudge.judge.criteralign import CriterAlign, PairState, verdict_record
 from prefjudge.judge.schemas import MonolithicReply, pointwise_schema
 from prefjudge.records import CriterionVerdict, Pair, Verdict
 
 
-class Monolithic:
+class Monolithic(JudgeMethod):
     """One holistic verdict per order."""
-
-    def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
-        self.backend = backend
-        self.settings = settings
-        self.ledger = ledger
-        self.prompts = PromptBuilder(settings)
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs (two calls each)."""
         jobs = [
-            Job(
-                pair.pair_id,
-                (i, order),
-                self.prompts.request(
-                    f"{pair.pair_id}:monolithic:{order}",
-                    "monolithic",
-                    MonolithicReply,
-                    pair=pair,
-                    swapped=swapped,
-                ),
-            )
+            job
             for i, pair in enumerate(pairs)
-            for order, swapped in ORDERS
+            for job in self.prompts.both_orders(
+                i, pair, "monolithic", "monolithic", MonolithicReply
+            )
         ]
         results = run_jobs(self.backend, jobs, self.ledger, on_result)
         verdicts = []
@@ -78,14 +65,11 @@ class Monolithic:
         return verdicts
 
 
-class Pointwise:
+class Pointwise(JudgeMethod):
     """Score each response alone against the stage-1 criteria; compare totals."""
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
-        self.backend = backend
-        self.settings = settings
-        self.ledger = ledger
-        self.prompts = PromptBuilder(settings)
+        super().__init__(backend, settings, ledger)
         self.criteria_stage = CriterAlign(backend, settings, ledger)
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:

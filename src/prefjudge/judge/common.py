@@ -11,9 +11,10 @@ from pydantic import BaseModel
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
 from prefjudge.guidance import Guidance
 from prefjudge.judge.prompts import fence, load_template
-from prefjudge.records import Criterion, JudgeCost, Pair, Side
+from prefjudge.records import Criterion, JudgeCost, Pair, Side, Verdict
 
 OnResult = Callable[[Result], None]
+ORDERS = (("forward", False), ("swapped", True))
 
 # which guidance section each template reads
 GUIDANCE_STAGE = {
@@ -148,6 +149,58 @@ class PromptBuilder:
             schema_model=schema,
             sampling=self.settings.sampling,
         )
+
+    def both_orders(
+        self,
+        index: int,
+        pair: Pair,
+        label: str,
+        stage: str,
+        schema: type[BaseModel],
+        values: Callable[[bool], dict[str, str]] | None = None,
+    ) -> list[Job]:
+        """The two jobs of one step: A shown first (``forward``), then B (``swapped``).
+
+        Args:
+            index: The pair's position in its chunk (job keys are ``(index, order)``).
+            pair: The pair.
+            label: Step name in request ids (``<pair_id>:<label>:<order>``).
+            stage: Template name.
+            schema: Reply schema.
+            values: Extra placeholder values for one order (argument: ``swapped``).
+
+        Returns:
+            Two jobs.
+        """
+        return [
+            Job(
+                pair.pair_id,
+                (index, order),
+                self.request(
+                    f"{pair.pair_id}:{label}:{order}",
+                    stage,
+                    schema,
+                    pair=pair,
+                    swapped=swapped,
+                    **(values(swapped) if values else {}),
+                ),
+            )
+            for order, swapped in ORDERS
+        ]
+
+
+class JudgeMethod:
+    """Base of the judging methods: a backend, settings, a cost ledger and a prompt builder."""
+
+    def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
+        self.backend = backend
+        self.settings = settings
+        self.ledger = ledger
+        self.prompts = PromptBuilder(settings)
+
+    def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
+        """Judge a chunk of pairs; one verdict per pair, in order."""
+        raise NotImplementedError
 
 
 @dataclass

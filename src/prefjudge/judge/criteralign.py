@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from prefjudge.backends import Backend
 from prefjudge.judge.common import (
+    ORDERS,
     Job,
+    JudgeMethod,
     JudgeSettings,
     Ledger,
     OnResult,
-    PromptBuilder,
     combine_orders,
     criteria_text,
     failure,
@@ -33,8 +33,6 @@ from prefjudge.judge.schemas import (
     refine_schema,
 )
 from prefjudge.records import Criterion, CriterionVerdict, Pair, Verdict
-
-ORDERS = (("forward", False), ("swapped", True))
 
 
 @dataclass
@@ -83,14 +81,8 @@ def verdicts_text(verdicts: list[CriterionVerdict], swapped: bool) -> str:
     return "\n".join(lines) if lines else "(no criterion verdict survived the order swap)"
 
 
-class CriterAlign:
+class CriterAlign(JudgeMethod):
     """The CriterAlign pipeline over chunks of pairs."""
-
-    def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
-        self.backend = backend
-        self.settings = settings
-        self.ledger = ledger
-        self.prompts = PromptBuilder(settings)
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs through all five stages.
@@ -158,22 +150,11 @@ class CriterAlign:
         """Stages 2–3: judge criteria in both orders and keep swap-consistent verdicts."""
         jobs = []
         for i, (st, crits) in enumerate(zip(states, criteria, strict=True)):
-            if not st.alive or not crits:
-                continue
-            for order, swapped in ORDERS:
-                jobs.append(
-                    Job(
-                        st.pair.pair_id,
-                        (i, order),
-                        self.prompts.request(
-                            f"{st.pair.pair_id}:{stage}:{order}",
-                            "criterion_judge",
-                            criterion_judge_schema(tuple(c.id for c in crits)),
-                            pair=st.pair,
-                            swapped=swapped,
-                            criteria=criteria_text(crits),
-                        ),
-                    )
+            if st.alive and crits:
+                schema = criterion_judge_schema(tuple(c.id for c in crits))
+                text = criteria_text(crits)
+                jobs += self.prompts.both_orders(
+                    i, st.pair, stage, "criterion_judge", schema, lambda _s, t=text: {"criteria": t}
                 )
         results = run_jobs(self.backend, jobs, self.ledger, on_result)
         for i, (st, crits) in enumerate(zip(states, criteria, strict=True)):
@@ -264,22 +245,17 @@ class CriterAlign:
         """Stage 5: final verdict in both orders; disagreement is a tie."""
         jobs = []
         for i, st in enumerate(states):
-            if not st.alive:
-                continue
-            for order, swapped in ORDERS:
-                jobs.append(
-                    Job(
-                        st.pair.pair_id,
-                        (i, order),
-                        self.prompts.request(
-                            f"{st.pair.pair_id}:synthesis:{order}",
-                            "synthesis",
-                            final_schema(tuple(cv.criterion.id for cv in st.verdicts)),
-                            pair=st.pair,
-                            swapped=swapped,
-                            criterion_verdicts=verdicts_text(st.verdicts, swapped),
-                        ),
-                    )
+            if st.alive:
+                schema = final_schema(tuple(cv.criterion.id for cv in st.verdicts))
+                jobs += self.prompts.both_orders(
+                    i,
+                    st.pair,
+                    "synthesis",
+                    "synthesis",
+                    schema,
+                    lambda swapped, v=st.verdicts: {
+                        "criterion_verdicts": verdicts_text(v, swapped)
+                    },
                 )
         results = run_jobs(self.backend, jobs, self.ledger, on_result)
         for i, st in enumerate(states):
