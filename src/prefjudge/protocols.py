@@ -207,6 +207,7 @@ class ProtocolRunner:
         samples: int = 1,
         taxonomy: Taxonomy | None = None,
         done: Mapping[str, Mapping[str, Any] | ProtocolGeneration] | None = None,
+        model_name: str | None = None,
     ):
         """Plan the run.
 
@@ -220,8 +221,11 @@ class ProtocolRunner:
             taxonomy: Taxonomy with the prompt templates (the bundled one by default).
             done: Records already written, by id (resuming): not made again; a multi-turn
                 conversation continues from the turns of the longest one without error.
+            model_name: The ``model`` written in every record (default: the backend's
+                model identity).
         """
         self.backend = backend
+        self.model_name = model_name or backend.model_id
         self.sampling = sampling or Sampling()
         self.taxonomy = taxonomy or load_taxonomy()
         self.done = {
@@ -361,7 +365,7 @@ class ProtocolRunner:
         return ProtocolGeneration(
             id=generation_id(conv.task.task_id, conv.protocol, k, conv.sample),
             task_id=conv.task.task_id,
-            model=self.backend.model_id,
+            model=self.model_name,
             response="" if failed else last.response,
             instructions=list(conv.task.instructions[:k]),
             protocol=conv.protocol,

@@ -7,6 +7,7 @@ from prefjudge.cli import (  # noqa: F401
     instructions_cmd,
     judge_cmd,
     models_cmd,
+    persona_cmd,
     rank_cmd,
     report_cmd,
     score_cmd,

@@ -44,6 +44,8 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 )
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per prompt.")
+@click.option("--name", "model_name", help="Model name written in the records (e.g. for "
+              "`prefjudge rank` and `persona compare`) [the backend's model identity].")
 @backend_options(stage="generate")
 def generate_command(
     augmented: Path,
@@ -51,6 +53,7 @@ def generate_command(
     protocol: str,
     ks: list[int],
     samples: int,
+    model_name: str | None,
     backend_config: BackendConfig,
 ) -> None:
     """Ask a model for every task of AUGMENTED (augmented-task JSONL) under each protocol.
@@ -85,7 +88,7 @@ def generate_command(
                           "model: these generations exercise the pipeline, not a real model.")
         runner = ProtocolRunner(
             backend, tasks, protocols=protocols, ks=ks, samples=samples,
-            sampling=backend_config.sampling(), done=previous,
+            sampling=backend_config.sampling(), done=previous, model_name=model_name,
         )
         short = Counter(k for _, k in runner.skipped)
         for k, count in sorted(short.items()):

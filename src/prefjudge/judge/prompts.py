@@ -1,4 +1,4 @@
-"""Judge prompt templates: files in ``rubrics/judge/``, rendered with ``{{placeholders}}``.
+"""Prompt templates: files in ``rubrics/judge/`` and ``rubrics/personas/prompts/``.
 
 A template has a system part and a user part separated by a line ``=== user ===``.
 Placeholders are ``{{name}}``; braces in code or JSON examples are left alone. Every
@@ -42,6 +42,16 @@ STAGE_FIELDS: dict[str, frozenset[str]] = {
     ),
     "distil": frozenset({"rationales", "scope"}),
 }
+# persona stages: templates in rubrics/personas/prompts/
+PERSONA_STAGE_FIELDS: dict[str, frozenset[str]] = {
+    "profile": frozenset({"description", "dimensions"}),
+    "rewrite_changes": frozenset({"task", "profile", "entry_point"}),
+    "rewrite_compose": frozenset({"task", "profile", "changes", "entry_point"}),
+    "rewrite_prefix": frozenset({"task", "profile"}),
+    "preserve": frozenset({"original", "rewritten"}),
+    "compare": frozenset({"user", "instruction", "response_a", "response_b", "dimensions"}),
+}
+STAGE_FIELDS.update(PERSONA_STAGE_FIELDS)
 
 
 class TemplateError(ValueError):
@@ -122,7 +132,7 @@ def parse_template(stage: str, text: str, path: Path) -> Template:
 
 @cache
 def load_template(stage: str, folder: str | None = None) -> Template:
-    """Load a stage's template from ``rubrics/judge/`` (or another folder).
+    """Load a stage's template from ``rubrics/judge/`` or ``rubrics/personas/prompts/``.
 
     Args:
         stage: Stage name, e.g. ``criteria``.
@@ -131,7 +141,12 @@ def load_template(stage: str, folder: str | None = None) -> Template:
     Returns:
         The parsed template.
     """
-    base = Path(folder) if folder else data_dir("rubrics") / "judge"
+    if folder:
+        base = Path(folder)
+    elif stage in PERSONA_STAGE_FIELDS:
+        base = data_dir("rubrics") / "personas" / "prompts"
+    else:
+        base = data_dir("rubrics") / "judge"
     path = base / f"{stage}.md"
     return parse_template(stage, path.read_text(encoding="utf-8"), path)
 

@@ -1,0 +1,303 @@
+"""``prefjudge persona``: profiles, rewrites, user-aware comparisons and preference flips."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prefjudge.benchmarks import load_tasks
+from prefjudge.cli import main
+from prefjudge.cli.judge_common import open_backend
+from prefjudge.cli.tables import print_frame, stdout
+from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
+from prefjudge.pairs import pairs_from_generations
+from prefjudge.persona.compare import ComparisonItem, compare
+from prefjudge.persona.flips import flip_table, flips_summary, plot_flips
+from prefjudge.persona.profile import (
+    PersonaError,
+    build_profile,
+    builtin_personas,
+    load_dimensions,
+    load_persona,
+    persona_yaml,
+)
+from prefjudge.persona.rewrite import Rewriter, sandbox_reference_check
+from prefjudge.records import Persona, PersonaComparison, Task
+
+CHUNK = 32
+
+
+def _persona(name: str) -> Persona:
+    try:
+        return load_persona(name)
+    except PersonaError as exc:
+        raise click.BadParameter(str(exc), param_hint="--persona") from exc
+
+
+@main.group("persona")
+def persona() -> None:
+    """Personas (vibe-testing): rewrite prompts in a user's voice, judge as that user."""
+
+
+@persona.command("list")
+def list_personas() -> None:
+    """List the built-in personas and the comparison dimensions."""
+    table = Table(title="built-in personas (rubrics/personas/)", title_justify="left")
+    for column in ("name", "expertise", "verbosity", "explanation", "values"):
+        table.add_column(column)
+    for name in builtin_personas():
+        p = load_persona(name)
+        table.add_row(name, p.input.expertise, p.input.verbosity, p.output.explanation,
+                      escape("; ".join(p.output.values[:2])))
+    stdout.print(table)
+    stdout.print("dimensions: " + ", ".join(d.id for d in load_dimensions()))
+
+
+@persona.command("profile")
+@click.argument("description")
+@click.option("--name", required=True, help="The persona's name (letters, digits, _ . -).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Persona YAML to write.")
+@backend_options(stage="persona")
+def profile(description: str, name: str, output: str, backend_config: BackendConfig) -> None:
+    """Build a structured persona profile from a short free-text DESCRIPTION."""
+    console = Console(stderr=True)
+    text = Path(description).read_text("utf-8") if Path(description).is_file() else description
+    backend = open_backend(backend_config)
+    started = time.monotonic()
+    try:
+        made = build_profile(text, name, backend,
+                             backend_config.sampling(max_tokens=1024, seed=backend_config.seed
+                                                     or 0))
+    except (PersonaError, ValidationError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        report_usage(console, backend, started=started)
+        backend.close()
+    Path(output).write_text(persona_yaml(made), encoding="utf-8")
+    load_persona(output)  # what we wrote must load back
+    stdout.print(persona_yaml(made))
+    console.print(f"wrote {output}")
+
+
+def _read_tasks(path: str) -> list[Task]:
+    try:
+        return list(load_tasks(path).values())
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@persona.command("rewrite")
+@click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
+@click.option("--persona", "persona_name", required=True,
+              help="Built-in persona name or a persona YAML file.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Rewritten tasks (JSONL; rejected ones go to OUTPUT's .rejected.jsonl).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@click.option("--max-attempts", type=click.IntRange(1, 10), default=3, show_default=True,
+              help="Rewrites tried per task before it is rejected.")
+@click.option("--no-reference-check", is_flag=True,
+              help="Skip running each task's reference solution in the sandbox.")
+@backend_options(stage="persona")
+def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
+            max_attempts: int, no_reference_check: bool, backend_config: BackendConfig) -> None:
+    """Rewrite TASKS in a persona's voice without changing what they ask for.
+
+    Natural-language prompts are recomposed (their example lines kept verbatim); prompts
+    with code context get a persona prefix and keep the code untouched. Each rewrite is
+    checked by the model (same goal, same set of correct solutions) and deterministically
+    (the entry point is named; the reference solution still passes the tests).
+    """
+    console = Console(stderr=True)
+    who = _persona(persona_name)
+    tasks = _read_tasks(tasks_path)[:limit] if limit else _read_tasks(tasks_path)
+    out = Path(output)
+    rejected_path = out.with_name(out.name.removesuffix(".jsonl") + ".rejected.jsonl")
+    done = {r["task_id"]: r for r in read_existing(out)}
+    rejected = {r["task_id"]: r for r in read_existing(rejected_path)}
+    todo = [t for t in tasks if t.task_id not in done and t.task_id not in rejected]
+    if done or rejected:
+        console.print(f"resuming: {len(done)} accepted and {len(rejected)} rejected already, "
+                      f"{len(todo)} to do")
+    backend = open_backend(backend_config)
+    seed = backend_config.seed if backend_config.seed is not None else 0
+    rewriter = Rewriter(backend, who, backend_config.sampling(max_tokens=768, seed=seed),
+                        max_attempts=max_attempts,
+                        reference_check=None if no_reference_check else sandbox_reference_check)
+    started = time.monotonic()
+    outcomes = []
+    try:
+        with JsonlAppender(out) as good, JsonlAppender(rejected_path) as bad, backend_progress(
+            console, len(todo) * 3, "rewrite calls (first attempt)"
+        ) as advance:
+            for start in range(0, len(todo), CHUNK):
+                for outcome in rewriter.rewrite(todo[start : start + CHUNK], on_result=advance):
+                    outcomes.append(outcome)
+                    if outcome.accepted:
+                        good.write(outcome.task)
+                    else:
+                        bad.write({"task_id": outcome.task.task_id, "persona": who.name,
+                                   "mode": outcome.mode, "attempts": outcome.attempts,
+                                   "reasons": outcome.reasons})
+    finally:
+        report_usage(console, backend, started=started)
+        backend.close()
+    accepted = [r for r in read_existing(out)]
+    all_rejected = [r for r in read_existing(rejected_path)]
+    reasons = Counter(_reason_kind(r) for row in all_rejected for r in row["reasons"][-1:])
+    modes = Counter(r["metadata"]["persona"]["mode"] for r in accepted)
+    retried = sum(1 for o in outcomes if o.accepted and o.attempts > 1)
+    summary = {"persona": who.name, "tasks_file": tasks_path, "tasks": len(tasks),
+               "accepted": len(accepted), "rejected": len(all_rejected),
+               "accepted_after_retry": retried, "modes": dict(modes),
+               "rejection_reasons": dict(reasons),
+               "reference_check": "off" if no_reference_check else "sandbox"}
+    summary_path(out, ".json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    table = Table(title=f"persona rewrite: {who.name}", title_justify="left")
+    for column in ("tasks", "accepted", "rejected", "accepted after retry", "full / prefix"):
+        table.add_column(column, justify="right")
+    table.add_row(str(len(tasks)), str(len(accepted)), str(len(all_rejected)), str(retried),
+                  f"{modes.get('full', 0)} / {modes.get('prefix', 0)}")
+    stdout.print(table)
+    for kind, count in reasons.items():
+        stdout.print(f"rejected ({kind}): {count}")
+    console.print(f"wrote {out}, {rejected_path} and {summary_path(out, '.json')}")
+
+
+def _reason_kind(reason: str) -> str:
+    for key in ("not equivalent", "entry point", "reference solution", "check failed",
+                "rewrite failed", "compose failed"):
+        if key in reason:
+            return key
+    return "other"
+
+
+def _items(gen_a: str, gen_b: str, tasks_path: str, condition: str) -> list[ComparisonItem]:
+    prompts = {t.task_id: t.prompt for t in _read_tasks(tasks_path)}
+    try:
+        pairs, _notes = pairs_from_generations(gen_a, gen_b, tasks=prompts)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return [ComparisonItem(p.task_id, p.instruction, p.response_a, p.response_b, p.model_a,
+                           p.model_b, condition) for p in pairs]  # type: ignore[arg-type]
+
+
+def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, n_boot: int,
+                 seed: int, title: str) -> dict[str, Any]:
+    dims = [d.id for d in load_dimensions()]
+    frame = flip_table(comparisons, n_boot=n_boot, seed=seed, dimensions=dims)
+    shown = frame[["dimension", "orig_win_rate", "orig_lo", "orig_hi", "persona_win_rate",
+                   "persona_lo", "persona_hi", "diff", "flip", "significant_flip"]]
+    x, y = frame["model_x"].iloc[0], frame["model_y"].iloc[0]
+    print_frame(shown, title=escape(f"{title}: win rate of {x} over {y} (ties half)"))
+    summary = flips_summary(frame)
+    out_prefix.with_name(out_prefix.name + ".flips.json").write_text(
+        json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    frame.to_csv(out_prefix.with_name(out_prefix.name + ".flips.csv"), index=False)
+    plot_flips(frame, out_prefix.with_name(out_prefix.name + ".flips.png"), title=title)
+    flipped = summary.get("flipped", [])
+    stdout.print(f"preference flips: {', '.join(flipped) or 'none'}; outside the intervals: "
+                 f"{', '.join(summary.get('significant_flips', [])) or 'none'}")
+    return summary
+
+
+@persona.command("compare")
+@click.argument("gen_a", type=click.Path(exists=True, dir_okay=False))
+@click.argument("gen_b", type=click.Path(exists=True, dir_okay=False))
+@click.option("--persona", "persona_name", required=True,
+              help="Built-in persona name or a persona YAML file.")
+@click.option("--tasks", "tasks_path", required=True, type=click.Path(exists=True),
+              help="The persona's rewritten tasks (the prompts GEN_A and GEN_B answered).")
+@click.option("--original", nargs=2, type=click.Path(exists=True, dir_okay=False),
+              help="ORIG_A ORIG_B: the same two models' generations on the original prompts.")
+@click.option("--original-tasks", type=click.Path(exists=True, dir_okay=False),
+              help="The original tasks (required with --original).")
+@click.option("--original-judging", type=click.Choice(["generic", "persona"]),
+              default="generic", show_default=True,
+              help="Judge original-prompt answers as a generic developer (the benchmark's "
+              "view) or with the persona's preferences (isolates the prompt's effect).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Comparisons JSONL (appended; rerun to resume).")
+@click.option("--n-boot", type=click.IntRange(min=10), default=1000, show_default=True)
+@backend_options(stage="persona")
+def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
+                original: tuple[str, str] | None, original_tasks: str | None,
+                original_judging: str, output: str, n_boot: int,
+                backend_config: BackendConfig) -> None:
+    """Compare two models per dimension as the persona would.
+
+    GEN_A and GEN_B answered the persona's prompts; with --original, the same models'
+    answers to the original prompts are compared too, and the command reports where the
+    preferred model flips between the two.
+    """
+    console = Console(stderr=True)
+    who = _persona(persona_name)
+    if original and not original_tasks:
+        raise click.UsageError("--original needs --original-tasks")
+    work = [("persona", who, _items(gen_a, gen_b, tasks_path, "persona"))]
+    if original:
+        judge_as = who if original_judging == "persona" else None
+        work.append(("original", judge_as, _items(original[0], original[1],
+                                                  original_tasks or "", "original")))
+    out = Path(output)
+    existing = [PersonaComparison.model_validate(r) for r in read_existing(out)]
+    done = {(c.condition, c.task_id) for c in existing}
+    dims = load_dimensions()
+    backend = open_backend(backend_config)
+    seed = backend_config.seed if backend_config.seed is not None else 0
+    sampling = backend_config.sampling(max_tokens=1536, seed=seed)
+    started = time.monotonic()
+    fresh: list[PersonaComparison] = []
+    try:
+        with JsonlAppender(out) as writer:
+            for condition, judge_as, items in work:
+                todo = [it for it in items if (condition, it.task_id) not in done]
+                with backend_progress(console, 2 * len(todo), f"{condition} comparisons") as cb:
+                    for start in range(0, len(todo), CHUNK):
+                        for result in compare(todo[start : start + CHUNK], judge_as, dims,
+                                              backend, sampling, on_result=cb):
+                            writer.write(result)
+                            fresh.append(result)
+    finally:
+        report_usage(console, backend, started=started)
+        backend.close()
+    everything = existing + fresh
+    errors = [c for c in everything if c.status == "error"]
+    for c in errors[:5]:
+        console.print(f"[red]error[/red] {escape(c.condition)} {escape(c.task_id)}: "
+                      f"{escape(c.error or '')}", soft_wrap=True)
+    stdout.print(f"{len(everything)} comparisons ({len(errors)} errors) in {out}")
+    if original:
+        _print_flips(everything, out, n_boot, seed, f"persona {who.name}")
+
+
+@persona.command("flips")
+@click.argument("comparisons", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "prefix", type=click.Path(dir_okay=False),
+              help="Prefix of the .flips.{csv,json,png} files [COMPARISONS without .jsonl].")
+@click.option("--n-boot", type=click.IntRange(min=10), default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def flips(comparisons: str, prefix: str | None, n_boot: int, seed: int) -> None:
+    """Per-dimension win rates, original vs persona prompts, with bootstrap intervals."""
+    rows = []
+    for number, data in enumerate(read_existing(comparisons), start=1):
+        try:
+            rows.append(PersonaComparison.model_validate(data))
+        except ValidationError as exc:
+            raise click.ClickException(f"{comparisons}:{number}: not a comparison: {exc}") from exc
+    personas = sorted({c.persona for c in rows if c.condition == "persona" and c.persona})
+    base = Path(prefix) if prefix else Path(comparisons).with_suffix("")
+    try:
+        _print_flips(rows, base, n_boot, seed, f"persona {', '.join(personas) or '?'}")
+    except ValueError as exc:
+        raise click.ClickException(f"{comparisons}: {exc}") from exc

@@ -1,0 +1,175 @@
+"""User-aware comparison: two models' responses judged per dimension for one user.
+
+All dimensions are judged in one call per order (A first, then B first); a dimension's
+outcome is the verdict both orders agree on, and a disagreement is a tie (position bias
+cannot pick a winner). The judge sees the persona's output preferences, or a generic
+developer for generic judging. A failed call makes the comparison an ``error`` with its
+reason — never a tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from prefjudge.backends import Backend, Sampling, chat
+from prefjudge.judge.common import (
+    ORDERS,
+    Job,
+    Ledger,
+    OnResult,
+    combine_orders,
+    failure,
+    flip,
+    run_jobs,
+)
+from prefjudge.judge.prompts import fence, load_template
+from prefjudge.persona.profile import Dimension, output_profile_text
+from prefjudge.records import DimensionVerdict, Persona, PersonaComparison
+
+REASON_MAX = 400
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+@lru_cache(maxsize=64)
+def compare_schema(ids: tuple[str, ...]) -> type[BaseModel]:
+    """Reply schema: exactly one verdict per dimension, ids restricted to ``ids``."""
+    item = create_model(
+        "DimensionJudgement",
+        __base__=_Reply,
+        dimension=(Literal[ids], ...),  # type: ignore[valid-type]
+        reason=(str, Field(default="", max_length=REASON_MAX)),
+        verdict=(Literal["A", "B", "tie"], ...),
+    )
+    return create_model(
+        "DimensionReply",
+        __base__=_Reply,
+        verdicts=(list[item], Field(min_length=len(ids), max_length=len(ids))),  # type: ignore[valid-type]
+    )
+
+
+@dataclass(frozen=True)
+class ComparisonItem:
+    """Two responses to one task.
+
+    Attributes:
+        task_id: The task.
+        instruction: The prompt both models answered.
+        response_a: Model A's response.
+        response_b: Model B's response.
+        model_a: Model A's name.
+        model_b: Model B's name.
+        condition: ``original`` or ``persona``.
+    """
+
+    task_id: str
+    instruction: str
+    response_a: str
+    response_b: str
+    model_a: str
+    model_b: str
+    condition: Literal["original", "persona"]
+
+
+def compare(
+    items: Sequence[ComparisonItem],
+    persona: Persona | None,
+    dimensions: Sequence[Dimension],
+    backend: Backend,
+    sampling: Sampling,
+    on_result: OnResult | None = None,
+) -> list[PersonaComparison]:
+    """Judge every item on every dimension, both orders, for one user.
+
+    Args:
+        items: The response pairs.
+        persona: Whose output preferences the judge applies; None for a generic user.
+        dimensions: The dimensions.
+        backend: The judge model.
+        sampling: Sampling parameters.
+        on_result: Called per backend result (progress).
+
+    Returns:
+        One comparison per item, in order.
+    """
+    ids = tuple(d.id for d in dimensions)
+    schema = compare_schema(ids)
+    listing = "\n".join(f"{d.id}: {d.name} — {d.description}" for d in dimensions)
+    user = output_profile_text(persona)
+    template = load_template("compare")
+    tag = persona.name if persona else "generic"
+    jobs = []
+    for i, item in enumerate(items):
+        for order, swapped in ORDERS:
+            first, second = (
+                (item.response_b, item.response_a)
+                if swapped
+                else (item.response_a, item.response_b)
+            )
+            system, text = template.render(
+                user=user,
+                instruction=item.instruction.strip(),
+                response_a=fence(first),
+                response_b=fence(second),
+                dimensions=listing,
+            )
+            request = chat(
+                f"{item.task_id}:{item.condition}:{tag}:compare:{order}",
+                ("system", system),
+                text,
+                schema_model=schema,
+                sampling=sampling,
+            )
+            jobs.append(Job(f"{item.condition}:{item.task_id}", (i, order), request))
+    ledger = Ledger()
+    results = run_jobs(backend, jobs, ledger, on_result)
+    out = []
+    for i, item in enumerate(items):
+        per_order: dict[str, dict[str, Any]] = {}
+        error = None
+        for order, swapped in ORDERS:
+            result = results[(i, order)]
+            if not result.ok:
+                error = failure(f"compare ({order})", result)
+                break
+            per_order[order] = {
+                v.dimension: (flip(v.verdict) if swapped else v.verdict, v.reason)
+                for v in result.parsed.verdicts
+            }
+        verdicts = []
+        if error is None:
+            for dim in ids:
+                fwd = per_order["forward"].get(dim)
+                swp = per_order["swapped"].get(dim)
+                verdicts.append(
+                    DimensionVerdict(
+                        dimension=dim,
+                        forward=fwd[0] if fwd else None,
+                        swapped=swp[0] if swp else None,
+                        outcome=combine_orders(fwd[0] if fwd else None, swp[0] if swp else None),
+                        reason_forward=fwd[1] if fwd else "",
+                        reason_swapped=swp[1] if swp else "",
+                    )
+                )
+        out.append(
+            PersonaComparison(
+                task_id=item.task_id,
+                condition=item.condition,
+                persona=persona.name if persona else None,
+                model_a=item.model_a,
+                model_b=item.model_b,
+                status="error" if error else "ok",
+                dimensions=verdicts,
+                error=error,
+                judge_model=backend.model_id,
+                cost=ledger.cost(f"{item.condition}:{item.task_id}"),
+            )
+        )
+    return out
