@@ -41,12 +41,12 @@ def judge_reply(body: dict[str, Any], *, biased: bool = False) -> str:
     if name == "CriteriaReply":
         body_ = {"criteria": ["handles the empty list", "clear names", "has a docstring"]}
     elif name == "CriterionJudgeReply":
-        body_ = {"verdicts": [{"id": i, "reason": "r", "verdict": side} for i in ids]}
+        body_ = {"verdicts": {i: {"reason": "r", "verdict": side} for i in ids}}
     elif name in ("FinalReply", "MonolithicReply"):
         body_ = {"reason": "r", "verdict": side, **({"decisive": ["c1"]} if name[0] == "F" else {})}
     elif name == "PointwiseReply":
         good = "GOOD" in text.split("## Answer\n", 1)[1]
-        body_ = {"scores": [{"id": i, "reason": "r", "score": 5 if good else 2} for i in ids]}
+        body_ = {"scores": {i: {"reason": "r", "score": 5 if good else 2} for i in ids}}
     else:
         raise AssertionError(name)
     return json.dumps(body_)

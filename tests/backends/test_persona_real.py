@@ -98,3 +98,15 @@ def test_persona_study_on_mbpp_and_humaneval(shared_data: Path, tmp_path: Path) 
     assert len(flips["rows"]) == 8 and set(flips["models"]) == {"smol-greedy", "smol-t1"}
     assert (tmp_path / "cmp.flips.png").stat().st_size > 1000
     assert "preference flips:" in output
+
+
+def test_profile_from_a_description_with_a_real_model(tmp_path: Path) -> None:
+    from prefjudge.persona.profile import load_persona
+
+    out = tmp_path / "teacher.yaml"
+    run_cli("persona", "profile", "I teach Python to high-school students and want code "
+            "they can follow, with comments.", "--name", "teacher", "-o", str(out),
+            "--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite"))
+    persona = load_persona(out)  # validated: every field, priorities on known dimensions
+    assert persona.name == "teacher" and persona.description.startswith("I teach Python")
+    assert persona.output.values

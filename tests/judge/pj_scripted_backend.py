@@ -64,8 +64,10 @@ class ScriptedBackend:
             if request.schema_model is not None:
                 try:
                     result.parsed = request.schema_model.model_validate_json(text)
-                except ValidationError as exc:
-                    result.error = str(exc).splitlines()[0]
+                except ValidationError as exc:  # worded as the real backends word it
+                    result.error = "; ".join(
+                        f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                        for err in exc.errors()[:5])
                     result.error_kind = "invalid_output"
                     self.usage.errors += 1
             out.append(result)

@@ -43,15 +43,14 @@ def fair_judge(tie_ids: tuple[str, ...] = ()) -> Any:
         if stage == "criteria":
             return {"criteria": CRITERIA}
         if stage in ("judging", "refined judging"):
-            return {"verdicts": [
-                {"id": cid, "reason": "looked at the empty case",
-                 "verdict": "tie" if cid in tie_ids else side_with_good(request)}
+            return {"verdicts": {
+                cid: {"reason": "looked at the empty case",
+                      "verdict": "tie" if cid in tie_ids else side_with_good(request)}
                 for cid in criterion_ids(request)
-            ]}
+            }}
         if stage == "refine":
             tied = re.findall(r"^(c\d+): ", user_text(request).split("## Tied criteria")[1], re.M)
-            return {"splits": [{"id": t, "sub_criteria": [f"{t} finer one", f"{t} finer two",
-                                                          ]} for t in tied]}
+            return {"splits": {t: [f"{t} finer one", f"{t} finer two"] for t in tied}}
         if stage in ("synthesis", "monolithic"):
             body = {"reason": "the GOOD one handles the empty list",
                     "verdict": side_with_good(request)}
@@ -60,8 +59,8 @@ def fair_judge(tie_ids: tuple[str, ...] = ()) -> Any:
             return body
         if stage == "pointwise":
             text = re.search(r"## Answer\n(`{3,})\n(.*?)\n\1", user_text(request), re.S).group(2)
-            return {"scores": [{"id": cid, "reason": "r", "score": 5 if "GOOD" in text else 2}
-                               for cid in criterion_ids(request)]}
+            return {"scores": {cid: {"reason": "r", "score": 5 if "GOOD" in text else 2}
+                               for cid in criterion_ids(request)}}
         raise AssertionError(stage)
 
     return reply
@@ -73,8 +72,7 @@ def biased_judge(request: Request) -> Any:
     if stage == "criteria":
         return {"criteria": CRITERIA}
     if stage == "judging":
-        return {"verdicts": [{"id": c, "reason": "", "verdict": "A"}
-                             for c in criterion_ids(request)]}
+        return {"verdicts": {c: {"reason": "", "verdict": "A"} for c in criterion_ids(request)}}
     return {"reason": "first is best", "verdict": "A", "decisive": []}
 
 
@@ -177,17 +175,16 @@ def test_one_failing_pair_does_not_sink_the_others() -> None:
     assert [v.cost.requests for v in (v1, v2, v3)] == [5, 5, 5]
 
 
-def test_missing_criterion_verdicts_are_dropped_with_a_warning() -> None:
+def test_a_reply_missing_a_criterion_is_invalid_not_silently_partial() -> None:
     def forgetful(request: Request) -> Any:
         body = fair_judge()(request)
         if request.id.endswith("judging:swapped"):
-            body["verdicts"] = body["verdicts"][:1] + body["verdicts"][:1] * 2  # c1 three times
+            body["verdicts"].pop("c2")
         return body
 
     [v] = judge_pairs([pair()], ScriptedBackend(forgetful), settings())
-    assert v.status == "ok"
-    assert [c.outcome for c in v.criteria] == ["A", None, None]
-    assert any("2 of 3 criteria got no verdict" in w for w in v.warnings)
+    assert v.status == "error" and v.error.startswith("judging (swapped): invalid_output")
+    assert "c2" in v.error
 
 
 def test_monolithic_asks_twice_and_ties_on_disagreement() -> None:
@@ -257,14 +254,14 @@ def test_evidence_is_shown_per_side_and_swapped_with_the_responses() -> None:
     assert v.evidence is False and not any("## Facts" in user_text(r) for r in backend.requests)
 
 
-def test_schemas_admit_only_the_pairs_criterion_ids() -> None:
+def test_schemas_require_every_criterion_id_exactly_once() -> None:
     backend = ScriptedBackend(fair_judge())
     list(judge_pairs([pair()], backend, settings()))
     schema = backend.stage("judging")[0].json_schema()
-    item = schema["$defs"]["CriterionJudgement"]
-    assert item["properties"]["id"]["enum"] == ["c1", "c2", "c3"]
-    assert schema["properties"]["verdicts"]["minItems"] == 3
-    assert schema["properties"]["verdicts"]["maxItems"] == 3
+    verdicts = schema["$defs"]["CriterionVerdicts"]
+    assert verdicts["required"] == ["c1", "c2", "c3"]
+    assert verdicts["additionalProperties"] is False
+    assert schema["$defs"]["Judgement"]["required"] == ["reason", "verdict"]
 
 
 def test_duplicate_pair_ids_and_unknown_methods_are_refused() -> None:

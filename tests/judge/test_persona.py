@@ -196,11 +196,11 @@ def comparing_model(request: Request) -> Any:
     a, b = "# explained" in shown(request, "A"), "# explained" in shown(request, "B")
     explained = "A" if a and not b else "B"
     dims = re.findall(r"^(\w+): ", user_text(request).split("## Dimensions")[1], re.M)
-    return {"verdicts": [
-        {"dimension": d, "reason": "r",
-         "verdict": ("B" if explained == "A" else "A") if d == "conciseness" else explained}
+    return {"verdicts": {
+        d: {"reason": "r",
+            "verdict": ("B" if explained == "A" else "A") if d == "conciseness" else explained}
         for d in dims
-    ]}
+    }}
 
 
 def test_compare_judges_every_dimension_in_both_orders_as_the_user() -> None:
@@ -219,7 +219,7 @@ def test_compare_judges_every_dimension_in_both_orders_as_the_user() -> None:
     assert first.cost.requests == 2 and len(backend.requests) == 4
     assert "first-year computer-science student" in user_text(backend.requests[0])
     schema = backend.requests[0].json_schema()
-    assert schema["properties"]["verdicts"]["minItems"] == len(dims)
+    assert schema["$defs"]["DimensionVerdicts"]["required"] == [d.id for d in dims]
     generic = compare(items[:1], None, dims, ScriptedBackend(comparing_model), Sampling())[0]
     assert generic.persona is None
 
@@ -229,7 +229,7 @@ def test_position_bias_becomes_ties_and_errors_stay_errors() -> None:
         if request.id.startswith("bad:"):
             return "{"
         dims = re.findall(r"^(\w+): ", user_text(request).split("## Dimensions")[1], re.M)
-        return {"verdicts": [{"dimension": d, "verdict": "A"} for d in dims]}
+        return {"verdicts": {d: {"reason": "", "verdict": "A"} for d in dims}}
 
     items = [ComparisonItem("ok", "i", "a", "b", "m1", "m2", "original"),
              ComparisonItem("bad", "i", "a", "b", "m1", "m2", "original")]

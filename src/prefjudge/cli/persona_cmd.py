@@ -77,7 +77,7 @@ def profile(description: str, name: str, output: str, backend_config: BackendCon
     started = time.monotonic()
     try:
         made = build_profile(text, name, backend,
-                             backend_config.sampling(max_tokens=1024, seed=backend_config.seed
+                             backend_config.sampling(max_tokens=1536, seed=backend_config.seed
                                                      or 0))
     except (PersonaError, ValidationError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -278,7 +278,7 @@ def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
                       f"{escape(c.error or '')}", soft_wrap=True)
     stdout.print(f"{len(everything)} comparisons ({len(errors)} errors) in {out}")
     if original:
-        _print_flips(everything, out, n_boot, seed, f"persona {who.name}")
+        _print_flips(everything, out.with_suffix(""), n_boot, seed, f"persona {who.name}")
 
 
 @persona.command("flips")

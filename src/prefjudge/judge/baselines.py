@@ -21,7 +21,7 @@ from prefjudge.judge.common import (
     run_jobs,
 )
 from prefjudge.judge.criteralign import CriterAlign, PairState, verdict_record
-from prefjudge.judge.schemas import MonolithicReply, pointwise_schema
+from prefjudge.judge.schemas import MonolithicReply, keyed_items, pointwise_schema
 from prefjudge.records import CriterionVerdict, Pair, Verdict
 
 
@@ -107,9 +107,10 @@ class Pointwise(JudgeMethod):
                     if not result.ok:
                         st.error = failure(f"pointwise ({side})", result)
                         break
-                    scores[side] = {s.id.strip(): s.score for s in result.parsed.scores}
+                    items = keyed_items(result.parsed.scores)
+                    scores[side] = {cid: item.score for cid, item in items}
                     reasons[side] = "; ".join(
-                        f"{s.id}: {s.reason}" for s in result.parsed.scores if s.reason
+                        f"{cid}: {item.reason}" for cid, item in items if item.reason
                     )[:2000]
             orders: dict[str, str | None] = {}
             criteria: list[CriterionVerdict] = []

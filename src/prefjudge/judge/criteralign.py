@@ -30,6 +30,7 @@ from prefjudge.judge.schemas import (
     criteria_schema,
     criterion_judge_schema,
     final_schema,
+    keyed_items,
     refine_schema,
 )
 from prefjudge.records import Criterion, CriterionVerdict, Pair, Verdict
@@ -171,8 +172,8 @@ class CriterAlign(JudgeMethod):
                         st.warnings.append(message)
                     break
                 by_order[order] = {
-                    v.id.strip(): (flip(v.verdict) if swapped else v.verdict, v.reason)
-                    for v in result.parsed.verdicts
+                    cid: (flip(v.verdict) if swapped else v.verdict, v.reason)
+                    for cid, v in keyed_items(result.parsed.verdicts)
                 }
             else:
                 missing = 0
@@ -228,13 +229,8 @@ class CriterAlign(JudgeMethod):
             if not result.ok:
                 st.warnings.append(failure("refine", result) + " (verdict stands without it)")
                 continue
-            parents = {c.id for c in tied[i]}
-            for split in result.parsed.splits:
-                parent = split.id.strip()
-                if parent not in parents:
-                    continue
-                parents.discard(parent)  # one split per tied criterion
-                kept = normalise_criteria(split.sub_criteria, 2, prefix=f"{parent}.")
+            for parent, sub_criteria in keyed_items(result.parsed.splits):
+                kept = normalise_criteria(sub_criteria, 2, prefix=f"{parent}.")
                 subs[i].extend(c.model_copy(update={"parent": parent}) for c in kept)
                 st.refined += 1 if kept else 0
         self.judge_criteria(states, subs, on_result, stage="refined judging")

@@ -21,7 +21,7 @@ class _Reply(BaseModel):
 class MonolithicReply(_Reply):
     """Baseline: one verdict for the whole pair in one order."""
 
-    reason: str = Field(default="", max_length=800)
+    reason: str = Field(max_length=800)
     verdict: Choice
 
 
@@ -49,8 +49,9 @@ class DistilReply(_Reply):
 
 
 # -- schemas specialised to one pair's criteria ---------------------------------------------
-# The grammar then admits only the pair's criterion ids, exactly one entry per criterion,
-# and bounded reasons: a small model cannot invent criteria or ramble until max_tokens.
+# Per-criterion answers are objects keyed by criterion id, every id required: the grammar
+# then makes the model answer each criterion exactly once (no invented, repeated or missing
+# ids), and bounded reasons stop a small model from rambling until max_tokens.
 
 REASON_MAX = 400
 CRITERION_MAX = 300
@@ -58,6 +59,32 @@ CRITERION_MAX = 300
 
 def _ids(ids: tuple[str, ...]) -> Any:
     return Literal[ids]  # type: ignore[valid-type]
+
+
+def keyed(name: str, ids: tuple[str, ...], value: Any) -> type[BaseModel]:
+    """A model with one required field per id (the id is the JSON key), in order.
+
+    Args:
+        name: The model's name.
+        ids: The keys (criterion or dimension ids; may contain dots).
+        value: The type of every value.
+
+    Returns:
+        The model class; read it back with :func:`keyed_items`.
+    """
+    fields = {f"k{i}": (value, Field(alias=key)) for i, key in enumerate(ids)}
+    return create_model(
+        name,
+        __config__=ConfigDict(extra="forbid", populate_by_name=True),
+        **fields,  # type: ignore[call-overload]
+    )
+
+
+def keyed_items(obj: BaseModel) -> list[tuple[str, Any]]:
+    """The ``(id, value)`` pairs of a :func:`keyed` model, in schema order."""
+    return [
+        (info.alias or name, getattr(obj, name)) for name, info in type(obj).model_fields.items()
+    ]
 
 
 @lru_cache(maxsize=512)
@@ -71,38 +98,31 @@ def criteria_schema(n_min: int, n_max: int) -> type[BaseModel]:
     )
 
 
+def _judgement(choice: Any) -> type[BaseModel]:
+    return create_model(
+        "Judgement",
+        __base__=_Reply,
+        reason=(str, Field(max_length=REASON_MAX)),
+        verdict=(choice, ...),
+    )
+
+
 @lru_cache(maxsize=512)
 def criterion_judge_schema(ids: tuple[str, ...]) -> type[BaseModel]:
-    """Stages 2–4 reply: one verdict per criterion id, ids restricted to ``ids``."""
-    item = create_model(
-        "CriterionJudgement",
-        __base__=_Reply,
-        id=(_ids(ids), ...),
-        reason=(str, Field(default="", max_length=REASON_MAX)),
-        verdict=(CriterionChoice, ...),
-    )
+    """Stages 2–4 reply: ``verdicts`` keyed by criterion id, one reason and verdict each."""
     return create_model(
         "CriterionJudgeReply",
         __base__=_Reply,
-        verdicts=(list[item], Field(min_length=len(ids), max_length=len(ids))),  # type: ignore[valid-type]
+        verdicts=(keyed("CriterionVerdicts", ids, _judgement(CriterionChoice)), ...),
     )
 
 
 @lru_cache(maxsize=512)
 def refine_schema(ids: tuple[str, ...]) -> type[BaseModel]:
-    """Stage 4 reply: at most one split of at most two sub-criteria per tied criterion."""
+    """Stage 4 reply: ``splits`` keyed by tied criterion id, at most two sub-criteria each."""
     text = Annotated[str, Field(min_length=3, max_length=CRITERION_MAX)]
-    split = create_model(
-        "Split",
-        __base__=_Reply,
-        id=(_ids(ids), ...),
-        sub_criteria=(list[text], Field(default_factory=list, max_length=2)),  # type: ignore[valid-type]
-    )
-    return create_model(
-        "RefineReply",
-        __base__=_Reply,
-        splits=(list[split], Field(default_factory=list, max_length=len(ids))),  # type: ignore[valid-type]
-    )
+    subs = Annotated[list[text], Field(max_length=2)]  # type: ignore[valid-type]
+    return create_model("RefineReply", __base__=_Reply, splits=(keyed("Splits", ids, subs), ...))
 
 
 @lru_cache(maxsize=512)
@@ -113,23 +133,30 @@ def final_schema(ids: tuple[str, ...]) -> type[BaseModel]:
         "FinalReply",
         __base__=_Reply,
         decisive=(decisive, Field(default_factory=list, max_length=min(5, len(ids)))),
-        reason=(str, Field(default="", max_length=2 * REASON_MAX)),
+        reason=(str, Field(max_length=2 * REASON_MAX)),
         verdict=(Choice, ...),
     )
 
 
 @lru_cache(maxsize=512)
 def pointwise_schema(ids: tuple[str, ...]) -> type[BaseModel]:
-    """Pointwise reply: one 1–5 score per criterion id."""
-    item = create_model(
-        "CriterionScore",
+    """Pointwise reply: ``scores`` keyed by criterion id, a reason and a 1–5 score each."""
+    score = create_model(
+        "Score",
         __base__=_Reply,
-        id=(_ids(ids), ...),
-        reason=(str, Field(default="", max_length=REASON_MAX)),
+        reason=(str, Field(max_length=REASON_MAX)),
         score=(int, Field(ge=1, le=5)),
     )
     return create_model(
-        "PointwiseReply",
+        "PointwiseReply", __base__=_Reply, scores=(keyed("Scores", ids, score), ...)
+    )
+
+
+@lru_cache(maxsize=64)
+def dimension_schema(ids: tuple[str, ...]) -> type[BaseModel]:
+    """Persona comparison reply: ``verdicts`` keyed by dimension id (A, B or tie each)."""
+    return create_model(
+        "DimensionReply",
         __base__=_Reply,
-        scores=(list[item], Field(min_length=len(ids), max_length=len(ids))),  # type: ignore[valid-type]
+        verdicts=(keyed("DimensionVerdicts", ids, _judgement(Choice)), ...),
     )

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from prefjudge.backends import Backend, Sampling, chat
 from prefjudge.judge.common import (
@@ -28,31 +25,11 @@ from prefjudge.judge.common import (
     run_jobs,
 )
 from prefjudge.judge.prompts import fence, load_template
+from prefjudge.judge.schemas import dimension_schema, keyed_items
 from prefjudge.persona.profile import Dimension, output_profile_text
 from prefjudge.records import DimensionVerdict, Persona, PersonaComparison
 
 REASON_MAX = 400
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-@lru_cache(maxsize=64)
-def compare_schema(ids: tuple[str, ...]) -> type[BaseModel]:
-    """Reply schema: exactly one verdict per dimension, ids restricted to ``ids``."""
-    item = create_model(
-        "DimensionJudgement",
-        __base__=_Reply,
-        dimension=(Literal[ids], ...),  # type: ignore[valid-type]
-        reason=(str, Field(default="", max_length=REASON_MAX)),
-        verdict=(Literal["A", "B", "tie"], ...),
-    )
-    return create_model(
-        "DimensionReply",
-        __base__=_Reply,
-        verdicts=(list[item], Field(min_length=len(ids), max_length=len(ids))),  # type: ignore[valid-type]
-    )
 
 
 @dataclass(frozen=True)
@@ -100,7 +77,7 @@ def compare(
         One comparison per item, in order.
     """
     ids = tuple(d.id for d in dimensions)
-    schema = compare_schema(ids)
+    schema = dimension_schema(ids)
     listing = "\n".join(f"{d.id}: {d.name} — {d.description}" for d in dimensions)
     user = output_profile_text(persona)
     template = load_template("compare")
@@ -140,8 +117,8 @@ def compare(
                 error = failure(f"compare ({order})", result)
                 break
             per_order[order] = {
-                v.dimension: (flip(v.verdict) if swapped else v.verdict, v.reason)
-                for v in result.parsed.verdicts
+                dim: (flip(v.verdict) if swapped else v.verdict, v.reason)
+                for dim, v in keyed_items(result.parsed.verdicts)
             }
         verdicts = []
         if error is None:

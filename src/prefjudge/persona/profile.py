@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from prefjudge.backends import Backend, Request, Sampling, chat
 from prefjudge.judge.prompts import load_template
 from prefjudge.paths import data_dir
-from prefjudge.records import InputPreferences, OutputPreferences, Persona
+from prefjudge.records import Persona
 
 GENERIC_USER = (
     "A typical professional developer with no particular preferences beyond a good, working "
@@ -152,15 +152,27 @@ def output_profile_text(persona: Persona | None) -> str:
     return "\n".join(lines)
 
 
-class _ProfileReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+Item = Annotated[str, Field(min_length=2, max_length=120)]
+Items = Annotated[list[Item], Field(max_length=4)]
 
-    input: InputPreferences
-    output: OutputPreferences
+
+class _InputReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    expertise: Literal["beginner", "intermediate", "advanced", "expert"]
+    verbosity: Literal["terse", "moderate", "detailed"]
+    tone: Item
+    mentions: Items
+    avoids: Items
 
 
 def profile_schema() -> type[BaseModel]:
-    """The reply schema of profile building: priorities restricted to known dimensions."""
+    """The reply schema of profile building.
+
+    Bounded like a profile a person would write (at most four items of at most 120
+    characters per list), with priorities restricted to the known dimensions, so a model's
+    reply always fits its token budget and always loads as a :class:`Persona`.
+    """
     ids = tuple(d.id for d in load_dimensions())
     priorities = create_model(
         "Priorities",
@@ -169,10 +181,19 @@ def profile_schema() -> type[BaseModel]:
     )
     output = create_model(
         "OutputProfile",
-        __base__=OutputPreferences,
+        __config__=ConfigDict(extra="forbid"),
+        values=(Annotated[list[Item], Field(min_length=1, max_length=4)], ...),
+        dislikes=(Items, ...),
+        explanation=(Literal["none", "brief", "thorough"], ...),
+        code_style=(Items, ...),
         priorities=(priorities, ...),
     )
-    return create_model("PersonaProfile", __base__=_ProfileReply, output=(output, ...))
+    return create_model(
+        "PersonaProfile",
+        __config__=ConfigDict(extra="forbid"),
+        input=(_InputReply, ...),
+        output=(output, ...),
+    )
 
 
 def profile_request(description: str, sampling: Sampling) -> Request:

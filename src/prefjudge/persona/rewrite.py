@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,23 +39,23 @@ class _Reply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-Change = list[str]
+Change = Annotated[str, Field(min_length=3, max_length=160)]
 
 
 class ChangesReply(_Reply):
     """Planned wording changes, 2–3 per input-preference field."""
 
-    expertise: list[str] = Field(min_length=1, max_length=3)
-    verbosity: list[str] = Field(min_length=1, max_length=3)
-    tone: list[str] = Field(min_length=1, max_length=3)
-    mentions: list[str] = Field(min_length=1, max_length=3)
-    avoids: list[str] = Field(min_length=1, max_length=3)
+    expertise: list[Change] = Field(min_length=1, max_length=3)
+    verbosity: list[Change] = Field(min_length=1, max_length=3)
+    tone: list[Change] = Field(min_length=1, max_length=3)
+    mentions: list[Change] = Field(min_length=1, max_length=3)
+    avoids: list[Change] = Field(min_length=1, max_length=3)
 
 
 class ComposeReply(_Reply):
     """The rewritten request."""
 
-    prompt: str = Field(min_length=10, max_length=2000)
+    prompt: str = Field(min_length=10, max_length=1500)
 
 
 class PrefixReply(_Reply):
@@ -67,7 +67,7 @@ class PrefixReply(_Reply):
 class PreserveReply(_Reply):
     """The model's semantic-preservation check."""
 
-    reason: str = Field(default="", max_length=600)
+    reason: str = Field(default="", max_length=400)
     same_goal: bool
     same_solutions: bool
 
