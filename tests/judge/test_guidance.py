@@ -164,3 +164,16 @@ def test_judge_eval_refuses_pairs_that_built_the_guidance(tmp_path: Path) -> Non
     result = CliRunner().invoke(main, ["judge-eval", str(other), "--guidance", str(out),
                                        "-o", str(tmp_path / "eval2")])
     assert result.exit_code == 1 and "4 of these pairs" in result.output
+
+
+def test_guidance_show_prints_lessons_and_provenance(tmp_path: Path) -> None:
+    pairs = make_pairs(10)
+    out = tmp_path / "g"
+    build_guidance(pairs, ScriptedBackend(first_shown_judge), out, source="mem",
+                   train_fraction=0.5, seed=0)
+    result = CliRunner().invoke(main, ["guidance", "show", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "global · criteria: global: include edge cases" in result.output
+    assert "scripted-judge" in result.output and "'train': 5" in result.output
+    missing = CliRunner().invoke(main, ["guidance", "show", str(tmp_path)])
+    assert missing.exit_code == 1 and "no global.md" in missing.output

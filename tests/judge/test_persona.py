@@ -28,7 +28,7 @@ from prefjudge.persona.profile import (
     load_persona,
     persona_yaml,
 )
-from prefjudge.persona.rewrite import Rewriter, split_prompt
+from prefjudge.persona.rewrite import Rewriter, degenerate, split_prompt
 from prefjudge.records import Task
 
 MBPP = Task(task_id="Mbpp/4", entry_point="heap_queue_largest", test_format="evalplus",
@@ -180,6 +180,20 @@ def test_example_lines_keep_the_entry_point_named_even_when_the_text_drops_it() 
     assert outcome.accepted and outcome.attempts == 1
     assert "heap_queue_largest" not in outcome.task.prompt.splitlines()[0]
     assert outcome.task.prompt.splitlines()[-1].startswith("assert heap_queue_largest(")
+
+
+def test_degenerate_rewrites_are_rejected() -> None:
+    def looping(request: Request) -> Any:
+        if step(request) == "rewrite_compose":
+            return {"prompt": "heap_queue_largest" + ".json" * 200}
+        return rewriting_model()(request)
+
+    [outcome] = Rewriter(ScriptedBackend(looping), load_persona("beginner"), Sampling(),
+                         max_attempts=1).rewrite([MBPP])
+    assert not outcome.accepted
+    assert outcome.reasons == ["attempt 1: the rewrite is degenerate (repetitive text)"]
+    assert not degenerate("hey, I'm learning Python, can you write heap_queue_largest for "
+                          "the n largest numbers in a list? My teacher gave me an example.")
 
 
 def test_a_failing_reference_solution_rejects_the_rewrite() -> None:

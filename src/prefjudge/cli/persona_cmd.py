@@ -175,7 +175,7 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
 
 
 def _reason_kind(reason: str) -> str:
-    for key in ("not equivalent", "entry point", "reference solution", "check failed",
+    for key in ("not equivalent", "degenerate", "entry point", "reference solution", "check failed",
                 "rewrite failed", "compose failed"):
         if key in reason:
             return key

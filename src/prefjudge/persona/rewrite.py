@@ -19,6 +19,7 @@ tried again with a new sample (up to ``max_attempts``) and otherwise rejected wi
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -61,7 +62,7 @@ class ComposeReply(_Reply):
 class PrefixReply(_Reply):
     """A persona prefix for a code-context prompt."""
 
-    prefix: str = Field(min_length=3, max_length=600)
+    prefix: str = Field(min_length=10, max_length=600)
 
 
 class PreserveReply(_Reply):
@@ -112,6 +113,16 @@ def assemble(parts: PromptParts, rewritten: str) -> str:
     return rewritten.strip() + (f"\n{parts.examples}" if parts.examples else "")
 
 
+def degenerate(text: str) -> bool:
+    """Whether a rewrite is degenerate: long and highly repetitive (a looping model).
+
+    Text of 120 characters or more that zlib compresses below a quarter of its size is
+    far more repetitive than any natural request (prose compresses to about half).
+    """
+    data = text.encode("utf-8")
+    return len(data) >= 120 and len(zlib.compress(data, 9)) < 0.25 * len(data)
+
+
 def names_entry_point(task: Task, prompt: str) -> bool:
     """Whether the prompt names the task's entry point as a word (True when there is none)."""
     return (
@@ -127,6 +138,7 @@ class RewriteState:
     parts: PromptParts
     attempts: int = 0
     prompt: str | None = None
+    written: str = ""  # what the model wrote (the prompt minus the untouched parts)
     changes: dict[str, list[str]] = field(default_factory=dict)
     check: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -226,7 +238,7 @@ class Rewriter:
 
     def _attempt(self, states: list[RewriteState], on_result: OnResult | None) -> None:
         for st in states:
-            st.prompt, st.check = None, {}
+            st.prompt, st.written, st.check = None, "", {}
         entry = {id(st): st.task.entry_point or "(none: a program reading stdin)" for st in states}
         # step 1: changes (full) or the prefix (prefix mode)
         first = []
@@ -266,7 +278,8 @@ class Rewriter:
                     f"{result.error_kind}: {result.error}"
                 )
             elif st.parts.mode == "prefix":
-                st.prompt = assemble(st.parts, result.parsed.prefix)
+                st.written = result.parsed.prefix
+                st.prompt = assemble(st.parts, st.written)
             else:
                 st.changes = result.parsed.model_dump()
                 listing = "\n".join(f"- {k}: " + "; ".join(v) for k, v in st.changes.items())
@@ -286,7 +299,8 @@ class Rewriter:
                 )
         for st, result in self._run(compose, on_result):
             if result.ok:
-                st.prompt = assemble(st.parts, result.parsed.prompt)
+                st.written = result.parsed.prompt
+                st.prompt = assemble(st.parts, st.written)
             else:
                 st.problems.append(
                     f"attempt {st.attempts + 1}: compose failed: "
@@ -322,6 +336,8 @@ class Rewriter:
                     f"{st.check['same_goal']}, same_solutions="
                     f"{st.check['same_solutions']}): {st.check['reason']}"
                 )
+            elif degenerate(st.written):
+                st.problems.append(f"attempt {n}: the rewrite is degenerate (repetitive text)")
             elif not names_entry_point(st.task, st.prompt or ""):
                 st.problems.append(
                     f"attempt {n}: the rewritten prompt does not name the entry "
