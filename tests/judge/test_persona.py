@@ -196,6 +196,19 @@ def test_degenerate_rewrites_are_rejected() -> None:
                           "the n largest numbers in a list? My teacher gave me an example.")
 
 
+def test_rewrites_too_short_to_restate_the_task_are_rejected() -> None:
+    def terse(request: Request) -> Any:
+        if step(request) == "rewrite_compose":
+            return {"prompt": "heap_queue_largest"}
+        return rewriting_model()(request)
+
+    [outcome] = Rewriter(ScriptedBackend(terse), load_persona("beginner"), Sampling(),
+                         max_attempts=1).rewrite([MBPP])
+    assert not outcome.accepted
+    assert outcome.reasons == ["attempt 1: the rewrite is too short to carry the task: 1 words "
+                               "for 13 in the original"]
+
+
 def test_a_failing_reference_solution_rejects_the_rewrite() -> None:
     backend = ScriptedBackend(rewriting_model())
     [outcome] = Rewriter(backend, load_persona("beginner"), Sampling(), max_attempts=1,

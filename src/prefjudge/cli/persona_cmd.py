@@ -175,8 +175,8 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
 
 
 def _reason_kind(reason: str) -> str:
-    for key in ("not equivalent", "degenerate", "entry point", "reference solution", "check failed",
-                "rewrite failed", "compose failed"):
+    for key in ("not equivalent", "degenerate", "too short", "entry point",
+                "reference solution", "check failed", "rewrite failed", "compose failed"):
         if key in reason:
             return key
     return "other"

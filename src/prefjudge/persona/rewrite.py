@@ -11,8 +11,9 @@ Two modes, chosen per task from its prompt:
 
 Every rewrite is then checked: a model judges whether the end goal and the set of correct
 solutions are unchanged (two booleans and a reason), and deterministic checks the paper
-lacks confirm that the rewritten prompt still names the entry point and that the task's
-reference solution still passes the task's tests in the sandbox. A rewrite that fails is
+lacks confirm that the rewrite is not degenerate (looping text) or too short to restate the
+task, that the rewritten prompt still names the entry point, and that the task's reference
+solution still passes the task's tests in the sandbox. A rewrite that fails is
 tried again with a new sample (up to ``max_attempts``) and otherwise rejected with reasons.
 """
 
@@ -121,6 +122,20 @@ def degenerate(text: str) -> bool:
     """
     data = text.encode("utf-8")
     return len(data) >= 120 and len(zlib.compress(data, 9)) < 0.25 * len(data)
+
+
+def too_short(parts: PromptParts, written: str) -> str | None:
+    """Why a full-mode rewrite is too short to carry the task, or None.
+
+    A request under five words, or under 30 % of the original's words, cannot restate the
+    task (a small model's "is_not_prime" plus the kept example is not a request).
+    """
+    if parts.mode != "full":
+        return None
+    have, had = len(written.split()), len(parts.text.split())
+    if have < 5 or have < 0.3 * had:
+        return f"too short to carry the task: {have} words for {had} in the original"
+    return None
 
 
 def names_entry_point(task: Task, prompt: str) -> bool:
@@ -338,6 +353,8 @@ class Rewriter:
                 )
             elif degenerate(st.written):
                 st.problems.append(f"attempt {n}: the rewrite is degenerate (repetitive text)")
+            elif short := too_short(st.parts, st.written):
+                st.problems.append(f"attempt {n}: the rewrite is {short}")
             elif not names_entry_point(st.task, st.prompt or ""):
                 st.problems.append(
                     f"attempt {n}: the rewritten prompt does not name the entry "
