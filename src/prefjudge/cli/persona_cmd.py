@@ -131,7 +131,7 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
                       f"{len(todo)} to do")
     backend = open_backend(backend_config)
     seed = backend_config.seed if backend_config.seed is not None else 0
-    rewriter = Rewriter(backend, who, backend_config.sampling(max_tokens=768, seed=seed),
+    rewriter = Rewriter(backend, who, backend_config.sampling(max_tokens=1024, seed=seed),
                         max_attempts=max_attempts,
                         reference_check=None if no_reference_check else sandbox_reference_check)
     started = time.monotonic()
