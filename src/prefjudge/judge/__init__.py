@@ -15,7 +15,6 @@ from prefjudge.judge.criteralign import CriterAlign
 from prefjudge.records import Pair, Verdict
 
 METHODS = {"criteralign": CriterAlign, "monolithic": Monolithic, "pointwise": Pointwise}
-CALLS_PER_PAIR = {"criteralign": "6–8", "monolithic": "2", "pointwise": "3"}
 
 __all__ = ["METHODS", "JudgeSettings", "judge_pairs"]
 

@@ -21,6 +21,7 @@ from prefjudge.judge.common import (
     run_jobs,
 )
 from prefjudge.judge.criteralign import CriterAlign, PairState, verdict_record
+from prefjudge.judge.prompts import fence
 from prefjudge.judge.schemas import MonolithicReply, keyed_items, pointwise_schema
 from prefjudge.records import CriterionVerdict, Pair, Verdict
 
@@ -92,7 +93,7 @@ class Pointwise(JudgeMethod):
                     "pointwise",
                     pointwise_schema(tuple(c.id for c in st.criteria)),
                     pair=solo,
-                    response=_fenced(response),
+                    response=fence(response),
                     criteria=criteria_text(st.criteria),
                 )
                 jobs.append(Job(pair.pair_id, (i, side), request))
@@ -151,8 +152,3 @@ class Pointwise(JudgeMethod):
             )
         return verdicts
 
-
-def _fenced(text: str) -> str:
-    from prefjudge.judge.prompts import fence
-
-    return fence(text)
