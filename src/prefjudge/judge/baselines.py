@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from prefjudge.backends import Backend
 from prefjudge.judge.common import (
-    ORDERS,
     Job,
     JudgeMethod,
     JudgeSettings,
@@ -18,6 +17,7 @@ from prefjudge.judge.common import (
     criteria_text,
     failure,
     flip,
+    order_replies,
     run_jobs,
 )
 from prefjudge.judge.criteralign import CriterAlign, PairState, verdict_record
@@ -41,16 +41,9 @@ class Monolithic(JudgeMethod):
         results = run_jobs(self.backend, jobs, self.ledger, on_result)
         verdicts = []
         for i, pair in enumerate(pairs):
-            orders: dict[str, str | None] = {}
-            reasons: dict[str, str] = {}
-            error = None
-            for order, swapped in ORDERS:
-                result = results[(i, order)]
-                if not result.ok:
-                    error = failure(f"monolithic ({order})", result)
-                    break
-                orders[order] = flip(result.parsed.verdict) if swapped else result.parsed.verdict
-                reasons[order] = result.parsed.reason
+            replies, error = order_replies(results, i, "monolithic")
+            orders = {o: flip(r.verdict) if sw else r.verdict for o, sw, r in replies}
+            reasons = {o: r.reason for o, _sw, r in replies}
             verdicts.append(
                 verdict_record(
                     pair,
@@ -113,28 +106,19 @@ class Pointwise(JudgeMethod):
                     reasons[side] = "; ".join(
                         f"{cid}: {item.reason}" for cid, item in items if item.reason
                     )[:2000]
-            orders: dict[str, str | None] = {}
+            preferred = None
             criteria: list[CriterionVerdict] = []
             totals: dict[str, float] = {}
-            if st.alive:
-                common = [c for c in st.criteria if c.id in scores["A"] and c.id in scores["B"]]
-                if not common:
-                    st.error = "pointwise: no criterion was scored for both responses"
-                else:
-                    totals = {s: float(sum(scores[s][c.id] for c in common)) for s in ("A", "B")}
-                    diff = totals["A"] - totals["B"]
-                    orders["single"] = "A" if diff > 0 else "B" if diff < 0 else "tie"
-                    for c in common:
-                        a, b = scores["A"][c.id], scores["B"][c.id]
-                        side = "A" if a > b else "B" if b > a else "tie"
-                        criteria.append(
-                            CriterionVerdict(criterion=c, forward=side, swapped=side, outcome=side)
-                        )
-                    if len(common) < len(st.criteria):
-                        st.warnings.append(
-                            f"pointwise: {len(st.criteria) - len(common)} criteria lacked a score "
-                            "for one response and were left out of both totals"
-                        )
+            if st.alive:  # keyed replies: every criterion has a score from both sides
+                totals = {s: float(sum(scores[s].values())) for s in ("A", "B")}
+                diff = totals["A"] - totals["B"]
+                preferred = "A" if diff > 0 else "B" if diff < 0 else "tie"
+                for c in st.criteria:
+                    a, b = scores["A"][c.id], scores["B"][c.id]
+                    side = "A" if a > b else "B" if b > a else "tie"
+                    criteria.append(
+                        CriterionVerdict(criterion=c, forward=side, swapped=side, outcome=side)
+                    )
             verdicts.append(
                 verdict_record(
                     st.pair,
@@ -143,7 +127,8 @@ class Pointwise(JudgeMethod):
                     self.ledger,
                     self.backend.model_id,
                     error=st.error,
-                    orders=orders,
+                    orders={},
+                    preferred=preferred,
                     reasons=reasons,
                     criteria=criteria,
                     scores=totals,
@@ -151,4 +136,3 @@ class Pointwise(JudgeMethod):
                 )
             )
         return verdicts
-

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
 from prefjudge.guidance import Guidance
 from prefjudge.judge.prompts import fence, load_template
+from prefjudge.judge.schemas import keyed_items
 from prefjudge.records import Criterion, JudgeCost, Pair, Side, Verdict
 
 OnResult = Callable[[Result], None]
@@ -245,6 +246,37 @@ def run_jobs(
         ledger.add(job.pair_id, result)
         out[job.key] = result
     return out
+
+
+def order_replies(
+    results: dict[tuple[Any, ...], Result], index: int, label: str
+) -> tuple[list[tuple[str, bool, Any]], str | None]:
+    """The parsed replies of one step asked in both orders (jobs of :meth:`both_orders`).
+
+    Args:
+        results: Results by job key.
+        index: The pair's position in its chunk.
+        label: Step name for the failure message.
+
+    Returns:
+        ``([(order, swapped, reply), ...], error)``: on the first failed order, the replies
+        before it and ``"<label> (<order>): <why>"``; otherwise both replies and None.
+    """
+    replies: list[tuple[str, bool, Any]] = []
+    for order, swapped in ORDERS:
+        result = results[(index, order)]
+        if not result.ok:
+            return replies, failure(f"{label} ({order})", result)
+        replies.append((order, swapped, result.parsed))
+    return replies, None
+
+
+def keyed_verdicts(verdicts: BaseModel, swapped: bool) -> dict[str, tuple[Any, str]]:
+    """``id → (verdict, reason)`` of a reply keyed by id, mapped back to the pair's A/B."""
+    return {
+        key: (flip(item.verdict) if swapped else item.verdict, item.reason)
+        for key, item in keyed_items(verdicts)
+    }
 
 
 def failure(stage: str, result: Result) -> str:

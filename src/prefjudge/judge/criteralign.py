@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 
 from prefjudge.judge.common import (
-    ORDERS,
     Job,
     JudgeMethod,
     JudgeSettings,
@@ -24,6 +23,8 @@ from prefjudge.judge.common import (
     criteria_text,
     failure,
     flip,
+    keyed_verdicts,
+    order_replies,
     run_jobs,
 )
 from prefjudge.judge.schemas import (
@@ -161,39 +162,30 @@ class CriterAlign(JudgeMethod):
         for i, (st, crits) in enumerate(zip(states, criteria, strict=True)):
             if not st.alive or not crits:
                 continue
-            by_order = {}
-            for order, swapped in ORDERS:
-                result = results[(i, order)]
-                if not result.ok:
-                    message = failure(f"{stage} ({order})", result)
-                    if stage == "judging":
-                        st.error = message
-                    else:
-                        st.warnings.append(message)
-                    break
-                by_order[order] = {
-                    cid: (flip(v.verdict) if swapped else v.verdict, v.reason)
-                    for cid, v in keyed_items(result.parsed.verdicts)
-                }
-            else:
-                missing = 0
-                for crit in crits:
-                    fwd = by_order["forward"].get(crit.id)
-                    swp = by_order["swapped"].get(crit.id)
-                    missing += fwd is None or swp is None
-                    cv = CriterionVerdict(
+            replies, message = order_replies(results, i, stage)
+            if message:
+                if stage == "judging":
+                    st.error = message
+                else:
+                    st.warnings.append(message)
+                continue
+            # keyed replies: the schema makes every criterion id present in both orders
+            by_order = {order: keyed_verdicts(reply.verdicts, sw) for order, sw, reply in replies}
+            for crit in crits:
+                (fwd, fwd_reason), (swp, swp_reason) = (
+                    by_order["forward"][crit.id],
+                    by_order["swapped"][crit.id],
+                )
+                st.verdicts.append(
+                    CriterionVerdict(
                         criterion=crit,
-                        forward=fwd[0] if fwd else None,
-                        swapped=swp[0] if swp else None,
-                        reason_forward=fwd[1] if fwd else "",
-                        reason_swapped=swp[1] if swp else "",
+                        forward=fwd,
+                        swapped=swp,
+                        outcome=fwd if fwd == swp else None,
+                        reason_forward=fwd_reason,
+                        reason_swapped=swp_reason,
                     )
-                    cv.outcome = cv.forward if cv.consistent else None
-                    st.verdicts.append(cv)
-                if missing:
-                    st.warnings.append(
-                        f"{stage}: {missing} of {len(crits)} criteria got no verdict in one order"
-                    )
+                )
 
     # -- stage 4 ---------------------------------------------------------------------------
 
@@ -257,18 +249,14 @@ class CriterAlign(JudgeMethod):
         for i, st in enumerate(states):
             if not st.alive:
                 continue
-            known = {cv.criterion.id for cv in st.verdicts}
-            for order, swapped in ORDERS:
-                result = results[(i, order)]
-                if not result.ok:
-                    st.error = failure(f"synthesis ({order})", result)
-                    break
-                reply = result.parsed
+            replies, st.error = order_replies(results, i, "synthesis")
+            if st.error:
+                continue
+            for order, swapped, reply in replies:
                 st.orders[order] = flip(reply.verdict) if swapped else reply.verdict
                 st.reasons[order] = reply.reason
-                for cid in reply.decisive:
-                    if cid.strip() in known and cid.strip() not in st.decisive:
-                        st.decisive.append(cid.strip())
+                # the schema admits only this pair's criterion ids
+                st.decisive += [cid for cid in reply.decisive if cid not in st.decisive]
 
     def verdict(self, st: PairState) -> Verdict:
         """Build the verdict record of one pair."""
@@ -300,17 +288,20 @@ def verdict_record(
     *,
     error: str | None,
     orders: dict[str, str | None],
+    preferred: str | None = None,
     **fields: object,
 ) -> Verdict:
-    """Assemble a :class:`Verdict`: both orders combined, winner as a battle outcome."""
-    preferred = None
+    """Assemble a :class:`Verdict`: both orders combined, winner as a battle outcome.
+
+    Methods that ask in both orders pass ``orders``; a single-order method (pointwise)
+    passes no orders and its ``preferred`` side.
+    """
     consistent = None
-    if error is None:
-        if "forward" in orders and "swapped" in orders:
-            preferred = combine_orders(orders["forward"], orders["swapped"])  # type: ignore[arg-type]
-            consistent = orders["forward"] == orders["swapped"]
-        else:
-            preferred = orders.get("single")  # type: ignore[assignment]
+    if error is not None:
+        preferred = None
+    elif "forward" in orders and "swapped" in orders:
+        preferred = combine_orders(orders["forward"], orders["swapped"])  # type: ignore[arg-type]
+        consistent = orders["forward"] == orders["swapped"]
     winner = {"A": "model_a", "B": "model_b", "tie": "tie"}.get(preferred or "")
     return Verdict(
         pair_id=pair.pair_id,
@@ -321,7 +312,7 @@ def verdict_record(
         status="error" if error else "ok",
         winner=winner,  # type: ignore[arg-type]
         preferred=preferred,  # type: ignore[arg-type]
-        orders={k: v for k, v in orders.items() if k != "single"},  # type: ignore[misc]
+        orders=orders,  # type: ignore[arg-type]
         position_consistent=consistent,
         label=pair.label,
         category=pair.category,

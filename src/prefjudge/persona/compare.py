@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from prefjudge.backends import Backend, Sampling, chat
 from prefjudge.judge.common import (
@@ -20,12 +20,12 @@ from prefjudge.judge.common import (
     Ledger,
     OnResult,
     combine_orders,
-    failure,
-    flip,
+    keyed_verdicts,
+    order_replies,
     run_jobs,
 )
 from prefjudge.judge.prompts import fence, load_template
-from prefjudge.judge.schemas import dimension_schema, keyed_items
+from prefjudge.judge.schemas import dimension_schema
 from prefjudge.persona.profile import Dimension, output_profile_text
 from prefjudge.records import DimensionVerdict, Persona, PersonaComparison
 
@@ -109,32 +109,21 @@ def compare(
     results = run_jobs(backend, jobs, ledger, on_result)
     out = []
     for i, item in enumerate(items):
-        per_order: dict[str, dict[str, Any]] = {}
-        error = None
-        for order, swapped in ORDERS:
-            result = results[(i, order)]
-            if not result.ok:
-                error = failure(f"compare ({order})", result)
-                break
-            per_order[order] = {
-                dim: (flip(v.verdict) if swapped else v.verdict, v.reason)
-                for dim, v in keyed_items(result.parsed.verdicts)
-            }
+        replies, error = order_replies(results, i, "compare")
         verdicts = []
-        if error is None:
-            for dim in ids:
-                fwd = per_order["forward"].get(dim)
-                swp = per_order["swapped"].get(dim)
-                verdicts.append(
-                    DimensionVerdict(
-                        dimension=dim,
-                        forward=fwd[0] if fwd else None,
-                        swapped=swp[0] if swp else None,
-                        outcome=combine_orders(fwd[0] if fwd else None, swp[0] if swp else None),
-                        reason_forward=fwd[1] if fwd else "",
-                        reason_swapped=swp[1] if swp else "",
-                    )
+        if error is None:  # keyed replies: every dimension is present in both orders
+            fwd, swp = (keyed_verdicts(reply.verdicts, sw) for _o, sw, reply in replies)
+            verdicts = [
+                DimensionVerdict(
+                    dimension=dim,
+                    forward=fwd[dim][0],
+                    swapped=swp[dim][0],
+                    outcome=combine_orders(fwd[dim][0], swp[dim][0]),
+                    reason_forward=fwd[dim][1],
+                    reason_swapped=swp[dim][1],
                 )
+                for dim in ids
+            ]
         out.append(
             PersonaComparison(
                 task_id=item.task_id,
