@@ -8,6 +8,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from prefjudge.plots import ci_bars
+
 stdout = Console()
 if not stdout.is_terminal:  # logs and pipes: don't wrap tables at 80 columns
     stdout.width = 160
@@ -40,21 +42,12 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     metrics = [("if_instruction", "IF (instruction)"), ("if_task", "IF (task)"),
                ("pass1", "pass@1")]
     models = list(summary["model"])
-    x = np.arange(len(models))
-    width = 0.8 / len(metrics)
     fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(models) + 2), 4))
-    for offset, (name, label) in enumerate(metrics):
-        values = summary[name].to_numpy(dtype=float)
-        lower = np.nan_to_num(values - summary[f"{name}_lower"].to_numpy(dtype=float))
-        upper = np.nan_to_num(summary[f"{name}_upper"].to_numpy(dtype=float) - values)
-        # yerr as plain lists: matplotlib 3.11 warns on a 2x1 numpy array (one model)
-        ax.bar(x + (offset - 1) * width, np.nan_to_num(values), width, label=label,
-               yerr=[lower.tolist(), upper.tolist()], capsize=3)
+    x = ci_bars(ax, summary, [(m, f"{m}_lower", f"{m}_upper", label) for m, label in metrics])
     ax.set_xticks(x, models, rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("score (95 % CI)")

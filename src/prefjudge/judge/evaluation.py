@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefjudge.plots import ci_bars
 from prefjudge.records import Verdict
 
 DEFAULT_RESAMPLES = 1000
@@ -439,22 +440,8 @@ def plot_methods(frame: pd.DataFrame, path: Path | str) -> None:
         ("macro_f1", "f1_lo", "f1_hi", "macro-F1"),
     ]
     methods = [str(m) for m in frame.index]
-    x = np.arange(len(methods))
-    width = 0.8 / len(metrics)
     fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(methods) + 2), 4))
-    for offset, (name, lo, hi, label) in enumerate(metrics):
-        values = frame[name].to_numpy(dtype=float)
-        lower = np.clip(np.nan_to_num(values - frame[lo].to_numpy(dtype=float)), 0.0, None)
-        upper = np.clip(np.nan_to_num(frame[hi].to_numpy(dtype=float) - values), 0.0, None)
-        # yerr as plain lists: matplotlib 3.11 warns on a 2xN numpy array (one method)
-        ax.bar(
-            x + (offset - 0.5) * width,
-            np.nan_to_num(values).tolist(),
-            width,
-            label=label,
-            yerr=[lower.tolist(), upper.tolist()],
-            capsize=3,
-        )
+    x = ci_bars(ax, frame, metrics)
     ax.set_xticks(x, methods, rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("agreement with humans (95 % CI)")

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefjudge.plots import ci_bars
 from prefjudge.records import PersonaComparison
 
 DEFAULT_RESAMPLES = 1000
@@ -401,25 +402,13 @@ def plot_flips(frame: pd.DataFrame, path: Path | str, *, title: str = "") -> Non
     import matplotlib.pyplot as plt
 
     labels = [str(d) for d in frame["dimension"]]
-    x = np.arange(len(labels))
-    series = [("orig", "original"), ("persona", "persona")]
-    width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 4.2))
-    for offset, (prefix, label) in enumerate(series):
-        values = frame[f"{prefix}_win_rate"].to_numpy(dtype=float)
-        lo = frame[f"{prefix}_lo"].to_numpy(dtype=float)
-        hi = frame[f"{prefix}_hi"].to_numpy(dtype=float)
-        lower = np.clip(np.nan_to_num(values - lo), 0.0, None)
-        upper = np.clip(np.nan_to_num(hi - values), 0.0, None)
-        # yerr as plain lists: matplotlib 3.11 warns on a 2xN numpy array (one dimension)
-        ax.bar(
-            x + (offset - 0.5) * width,
-            np.nan_to_num(values).tolist(),
-            width,
-            label=label,
-            yerr=[lower.tolist(), upper.tolist()],
-            capsize=3,
-        )
+    x = ci_bars(
+        ax,
+        frame,
+        [(f"{p}_win_rate", f"{p}_lo", f"{p}_hi", label) for p, label in
+         (("orig", "original"), ("persona", "persona"))],
+    )
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
     flips = [bool(v) for v in frame["flip"]]
     significant = [bool(v) for v in frame["significant_flip"]]

@@ -1,0 +1,39 @@
+"""Plot helpers shared by the stages that draw interval bar charts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def ci_bars(ax: Any, frame: pd.DataFrame, series: Sequence[tuple[str, str, str, str]]) -> Any:
+    """Draw grouped bars with asymmetric interval error bars, one group per row of ``frame``.
+
+    Args:
+        ax: A matplotlib axes.
+        frame: One row per group.
+        series: ``(value column, lower column, upper column, legend label)`` per bar in a
+            group; NaN values draw as 0 with no error bar.
+
+    Returns:
+        The group centres on the x axis (for tick labels).
+    """
+    x = np.arange(len(frame))
+    width = 0.8 / len(series)
+    for offset, (value, low, high, label) in enumerate(series):
+        values = frame[value].to_numpy(dtype=float)
+        lower = np.clip(np.nan_to_num(values - frame[low].to_numpy(dtype=float)), 0.0, None)
+        upper = np.clip(np.nan_to_num(frame[high].to_numpy(dtype=float) - values), 0.0, None)
+        # yerr as plain lists: matplotlib 3.11 warns on a 2xN numpy array (one group)
+        ax.bar(
+            x + (offset - (len(series) - 1) / 2) * width,
+            np.nan_to_num(values).tolist(),
+            width,
+            label=label,
+            yerr=[lower.tolist(), upper.tolist()],
+            capsize=3,
+        )
+    return x
