@@ -44,6 +44,7 @@ else:  # pragma: no cover - Python 3.10
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
     from rich.table import Table
 
     from prefjudge.backends.base import Backend, OnResult, Result, Sampling
@@ -329,6 +330,27 @@ def backend_options(stage: str | None = None) -> Callable[[Callable[..., Any]], 
 # -- reporting (CLI side: stage logic never prints) -----------------------------------------
 
 
+def progress_bars(console: Console) -> Progress:
+    """The house progress display: label, bar, done/total, elapsed; cleared when done.
+
+    Args:
+        console: Where to draw (normally stderr).
+
+    Returns:
+        A rich ``Progress`` to add tasks to and enter as a context manager.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
 @contextmanager
 def backend_progress(
     console: Console, total: int, description: str = "model calls"
@@ -343,16 +365,7 @@ def backend_progress(
     Yields:
         A callback that advances the bar by one result.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = progress_bars(console)
     task = progress.add_task(description, total=total)
 
     def advance(_result: Result) -> None:

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends import Backend, BackendError, Result, create_backend
-from prefjudge.config import BackendConfig, report_usage
+from prefjudge.config import BackendConfig, progress_bars, report_usage
 from prefjudge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.io import JsonlAppender, read_existing
 from prefjudge.judge import METHODS, JudgeSettings, judge_pairs
@@ -123,16 +123,7 @@ def judging_progress(
     console: Console, pairs: int, method: str
 ) -> Iterator[tuple[Callable[[Result], None], Callable[[], None]]]:
     """Two progress rows: pairs done, and backend requests answered so far."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = progress_bars(console)
     pair_task = progress.add_task(f"{method}: pairs", total=pairs)
     call_task = progress.add_task(f"{method}: requests", total=None)
 
@@ -149,6 +140,7 @@ def judging_progress(
 def resume_verdicts(out: Path, method: str, settings: JudgeSettings) -> dict[str, Verdict]:
     """Read the verdicts an earlier run of the same method left in ``out``."""
     done: dict[str, Verdict] = {}
+    wanted = settings.guidance.label if settings.guidance else None
     for number, data in enumerate(read_existing(out), start=1):
         try:
             verdict = Verdict.model_validate(data)
@@ -159,7 +151,6 @@ def resume_verdicts(out: Path, method: str, settings: JudgeSettings) -> dict[str
                 f"{out}:{number}: written by method {verdict.method!r}, this run is {method!r}; "
                 "use another -o"
             )
-        wanted = settings.guidance.label if settings.guidance else None
         if verdict.guidance != wanted:
             raise click.ClickException(
                 f"{out}:{number}: written with guidance {verdict.guidance!r}, this run uses "

@@ -120,7 +120,7 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
     """
     console = Console(stderr=True)
     who = _persona(persona_name)
-    tasks = _read_tasks(tasks_path)[:limit] if limit else _read_tasks(tasks_path)
+    tasks = _read_tasks(tasks_path)[:limit]
     out = Path(output)
     rejected_path = out.with_name(out.name.removesuffix(".jsonl") + ".rejected.jsonl")
     done = {r["task_id"]: r for r in read_existing(out)}
@@ -152,8 +152,8 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
     finally:
         report_usage(console, backend, started=started)
         backend.close()
-    accepted = [r for r in read_existing(out)]
-    all_rejected = [r for r in read_existing(rejected_path)]
+    accepted = read_existing(out)
+    all_rejected = read_existing(rejected_path)
     reasons = Counter(_reason_kind(r) for row in all_rejected for r in row["reasons"][-1:])
     modes = Counter(r["metadata"]["persona"]["mode"] for r in accepted)
     retried = sum(1 for o in outcomes if o.accepted and o.attempts > 1)
