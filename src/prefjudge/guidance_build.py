@@ -296,6 +296,14 @@ def build_guidance(
         },
         "categories": category_files,
         "distil_failures": failures,
+        # scopes with more rationales than the cap are distilled from a seeded sample
+        "distilled": {
+            name or "global": {
+                "rationales": len(rows_),
+                "shown": min(len(rows_), MAX_RATIONALES_PER_DISTIL),
+            }
+            for name, rows_ in scopes
+        },
         "usage": backend.usage.as_dict(),
         "train_pair_ids": [p.pair_id for p in train],
         "train_fingerprints": sorted(pair_fingerprint(p) for p in train),

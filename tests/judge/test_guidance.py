@@ -96,6 +96,7 @@ def test_build_writes_readable_guidance_with_provenance(tmp_path: Path) -> None:
     assert manifest["train_pair_ids"] == [p.pair_id for p in train]
     assert manifest["source"]["sha256"] and manifest["source"]["path"] == str(source)
     assert manifest["judge"]["model"] == "scripted-judge"
+    assert manifest["distilled"]["global"] == {"rationales": 10, "shown": 10}
     # held-out pairs never reached the model
     seen = " ".join(user_text(r) for r in backend.requests)
     for p in held:
