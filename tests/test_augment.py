@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 
@@ -173,6 +174,12 @@ class ScriptedBackend:
         self.usage = Usage()
         self.requests: list[Request] = []
 
+    def identity(self) -> dict:
+        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
+
+    def fresh_calls(self):
+        return contextlib.nullcontext()
+
     def generate(self, requests: Sequence[Request], *, on_result=None) -> list[Result]:
         out = []
         for request in requests:
@@ -290,12 +297,24 @@ def test_cli_rule_run_resume_and_summary(tmp_path):
     assert summary["tasks"] == 2 and summary["instructions"] == 6 and summary["seed"] == 7
     assert sum(summary["categories"].values()) == 6
     _write_tasks(tasks, [PANDAS_TASK, PLAIN_TASK, STDIO_TASK])
-    again = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7", "-o", str(out)])
+    changed = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7",
+                                   "-o", str(out)])
+    assert changed.exit_code != 0 and "input tasks" in changed.output
+    assert "has changed since" in changed.output
+    grown = tmp_path / "grown.jsonl"
+    first = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7", "--limit", "2",
+                                 "-o", str(grown)])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7",
+                                 "-o", str(grown)])
     assert again.exit_code == 0, again.output
-    lines = out.read_text().splitlines()
+    assert "resuming: 2 tasks already" in " ".join(again.output.split())
+    lines = grown.read_text().splitlines()
     assert len(lines) == 3 and json.loads(lines[2])["task_id"] == "T/stdio"
-    clash = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "8", "-o", str(out)])
-    assert clash.exit_code != 0 and "use another -o" in clash.output
+    assert lines[:2] == out.read_text().splitlines()
+    clash = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "8",
+                                 "-o", str(grown)])
+    assert clash.exit_code != 0 and "setting seed: 7 then, 8 now" in clash.output
 
 
 def test_cli_llm_selector_with_scripted_backend(tmp_path, monkeypatch):

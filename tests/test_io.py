@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from prefjudge.io import InputError, JsonlAppender, read_existing, read_records
+from prefjudge.io import InputError, read_existing, read_records
 from prefjudge.records import Generation
 
 
@@ -32,10 +32,7 @@ def test_gzip_is_detected_by_content(tmp_path):
     assert line == 1 and record.model_extra == {"extra": 1}
 
 
-def test_appender_truncates_a_partial_last_line_and_resumes(tmp_path):
+def test_read_existing_ignores_a_partial_last_line(tmp_path):
     path = tmp_path / "out.jsonl"
     path.write_text('{"a": 1}\n{"a": 2')  # a crash mid-line
     assert read_existing(path) == [{"a": 1}]
-    with JsonlAppender(path) as out:
-        out.write({"a": 3})
-    assert read_existing(path) == [{"a": 1}, {"a": 3}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +44,12 @@ class ScriptedBackend:
         self.reply = reply or (lambda req: f"reply {len(req.messages) // 2 + 1}")
         self.calls: list[list[Request]] = []
         self.usage = Usage()
+
+    def identity(self) -> dict:
+        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
+
+    def fresh_calls(self):
+        return contextlib.nullcontext()
 
     def generate(self, requests: Sequence[Request], *, on_result=None) -> list[Result]:
         self.calls.append(list(requests))
@@ -251,7 +258,8 @@ def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> N
     assert len(records) == 2 * 2 * 3
     assert {r["protocol"] for r in records} == {"single", "multi"}
     job = prepare_job(out, {})
-    assert len(job.generations) == 12 and job.keys == [r["id"] for r in records]
+    assert len(job.generations) == 12
+    assert job.keys == [f"{r['model']}::{r['id']}" for r in records]
     calls = len(backend.calls)
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

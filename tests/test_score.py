@@ -67,6 +67,8 @@ def test_rerun_resumes_without_redoing_finished_records(sample_run, tmp_path, pr
     kept = [json.loads(line) for line in lines[:10]]
     kept[0]["instruction_results"][0]["reason"] = "sentinel: must survive the resume"
     partial.write_text("".join(json.dumps(r) + "\n" for r in kept) + lines[10][:40])
+    binding = out.with_name(out.name + ".journal.json")  # the run that made these lines
+    partial.with_name(partial.name + ".journal.json").write_text(binding.read_text())
     result = CliRunner().invoke(main, ["score", str(project_root / SAMPLE), "-o", str(partial)])
     assert result.exit_code == 0, result.output
     records = read_jsonl(partial)

@@ -24,7 +24,6 @@ import ast
 import base64
 import importlib.util
 import io
-import json
 import os
 import pickle
 import warnings
@@ -34,7 +33,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prefjudge.io import InputError, InputIssue, iter_objects, validation_issues
+from prefjudge.io import (
+    InputError,
+    InputIssue,
+    JsonValueError,
+    iter_objects,
+    parse_json,
+    validation_issues,
+)
 from prefjudge.records import StdioCase, Task
 
 BIGCODEBENCH_FIELDS = (
@@ -113,7 +119,7 @@ def parse_libs(value: Any) -> list[str]:
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value) if value.strip() else []
-        except (ValueError, SyntaxError) as exc:
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
             raise _FieldProblem("libs", f"not a list literal: {value[:80]!r}") from exc
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise _FieldProblem("libs", "expected a list of library names")
@@ -227,13 +233,15 @@ def decode_lcb_cases(value: Any, field: str = "private_test_cases") -> list[dict
         return []
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = parse_json(value)
+        except JsonValueError as exc:
+            if exc.line == 0:  # valid JSON syntax the parser could not take (too deep, ...)
+                raise _FieldProblem(field, str(exc)) from None
             try:
                 raw = zlib.decompress(base64.b64decode(value.encode("ascii"), validate=True))
                 inner = _NoGlobalsUnpickler(io.BytesIO(raw)).load()
-                value = json.loads(inner) if isinstance(inner, (str, bytes)) else inner
-            except (ValueError, zlib.error, pickle.UnpicklingError, EOFError) as exc:
+                value = parse_json(inner) if isinstance(inner, (str, bytes)) else inner
+            except Exception as exc:  # a corrupt pickle can raise almost anything
                 raise _FieldProblem(
                     field, f"neither JSON nor base64+zlib+pickle test cases ({exc})"
                 ) from exc
@@ -249,9 +257,9 @@ def _lcb_metadata(record: dict[str, Any]) -> dict[str, Any]:
     raw = record.get("metadata", {})
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise _FieldProblem("metadata", f"not JSON: {exc}") from exc
+            raw = parse_json(raw) if raw.strip() else {}
+        except JsonValueError as exc:
+            raise _FieldProblem("metadata", str(exc)) from exc
     if not isinstance(raw, dict):
         raise _FieldProblem("metadata", "expected a JSON object")
     return raw
@@ -511,7 +519,7 @@ def imported_modules(source: str) -> set[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. invalid escape sequences in old code
             tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested too deeply too
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

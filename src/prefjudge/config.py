@@ -67,16 +67,20 @@ class BackendConfig(BaseModel):
         model: Model name (openai), or model name/folder (vllm).
         base_url: Endpoint of an OpenAI-compatible server; None means OpenAI's.
         api_key_env: Name of the environment variable that holds the API key.
-        model_id: Model identity for the cache (defaults to the model name).
+        model_id: Model name in results and cache keys (defaults to the model name). The
+            cache keys also cover the endpoint (and, in process, the weights), so set it
+            only when one URL serves different weights under one name over time.
         max_concurrency: Most HTTP requests in flight at once.
-        timeout: Seconds one HTTP request may take.
-        max_retries: Transport retries per call (timeouts, 429, 5xx).
+        timeout: Deadline in seconds for one whole HTTP call (connect and the complete
+            reply); a call past it is retried like any timeout.
+        max_retries: Transport retries per call (timeouts, 429, 5xx, malformed bodies).
         max_output_retries: Repair attempts for structured replies that fail validation.
         strict_schema: Send ``strict: true`` with JSON schemas (OpenAI strict mode).
         extra_body: Extra JSON fields for every HTTP request.
         engine_args: ``vllm.LLM`` keyword arguments (vllm, embedded).
         checkpoint_dir: Where the embedded model's converted checkpoint lives.
-        cache: Response cache file (default ``~/.cache/prefjudge/responses.sqlite``).
+        cache: Response cache file (default ``$PREFJUDGE_CACHE``, else
+            ``~/.cache/prefjudge/responses.sqlite``); ``prefjudge cache info|clear``.
         no_cache: Neither read nor write the response cache.
         temperature: Default sampling temperature for the stage.
         top_p: Default nucleus mass.
@@ -159,8 +163,12 @@ def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | N
 
 
 def _read_backend_tables(path: Path, stage: str | None) -> dict[str, Any]:
+    from prefjudge.io import InputError, read_text
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))
+    except InputError as exc:
+        raise ConfigError(str(exc).splitlines()[-1].strip()) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
     table = data.get("backend", {})
@@ -263,7 +271,13 @@ _FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--max-concurrency", "pj_max_concurrency", type=int, help="HTTP requests in flight [8]."
     ),
-    click.option("--timeout", "pj_timeout", type=float, help="Seconds per HTTP request [120]."),
+    click.option(
+        "--timeout",
+        "pj_timeout",
+        type=float,
+        help="Deadline in seconds for each HTTP call as a whole (connect and the complete "
+        "reply); retried on expiry [120].",
+    ),
     click.option(
         "--max-retries", "pj_max_retries", type=int, help="Retries on timeouts/429/5xx [6]."
     ),

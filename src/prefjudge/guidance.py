@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prefjudge.io import InputError, JsonValueError, parse_json, read_text
 from prefjudge.records import Pair
 
 STAGES = ("criteria", "judging", "final")
@@ -33,6 +36,90 @@ SECTION = re.compile(r"^##\s+(\w+)\s*$")
 
 class GuidanceError(ValueError):
     """A guidance folder is missing files or malformed."""
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ManifestSource(_Loose):
+    """Where the labelled pairs came from."""
+
+    path: str | None = None
+    sha256: str | None = None
+    pairs: int | None = None
+    labelled: int | None = None
+
+
+class ManifestSplit(_Loose):
+    """The seeded train/held-out split."""
+
+    seed: int | None = None
+    train_fraction: float | None = None
+    train: int | None = None
+    held_out: int | None = None
+
+
+class GuidanceManifest(_Loose):
+    """The fields of ``manifest.json`` that prefjudge reads, type-checked on load.
+
+    Every field is optional (hand-written guidance may carry only the training pair ids);
+    unknown fields are kept.
+    """
+
+    format: int | str | None = None
+    name: str | None = None
+    created: str | None = None
+    prefjudge_version: str | None = None
+    source: ManifestSource | str | None = None
+    split: ManifestSplit | None = None
+    judge: dict[str, Any] | None = None
+    counts: dict[str, Any] = Field(default_factory=dict)
+    categories: dict[str, str] = Field(default_factory=dict)
+    distil_failures: list[str] = Field(default_factory=list)
+    distilled: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    train_pair_ids: list[str] = Field(default_factory=list)
+    train_fingerprints: list[str] = Field(default_factory=list)
+
+
+def _read(path: Path) -> str:
+    """Read a guidance file as UTF-8, or raise GuidanceError naming file and line."""
+    try:
+        return read_text(path)
+    except InputError as exc:
+        raise GuidanceError("; ".join(str(issue) for issue in exc.issues)) from None
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """Read and type-check a guidance ``manifest.json``.
+
+    Args:
+        path: The manifest.
+
+    Returns:
+        Its content (unknown fields kept, as written).
+
+    Raises:
+        GuidanceError: When it is not UTF-8, not JSON, not an object, or a field has the
+            wrong type (``manifest.json: field 'train_pair_ids': Input should be a valid
+            list``).
+    """
+    try:
+        data = parse_json(_read(path))
+    except JsonValueError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise GuidanceError(f"{where}: {exc}") from None
+    if not isinstance(data, dict):
+        raise GuidanceError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    try:
+        GuidanceManifest.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field {'.'.join(str(p) for p in err['loc'])!r}: {err['msg']}" for err in exc.errors()
+        )
+        raise GuidanceError(f"{path}: {problems}") from None
+    return data
 
 
 def pair_fingerprint(pair: Pair) -> str:
@@ -84,12 +171,13 @@ def parse_lessons(path: Path) -> tuple[str, dict[str, list[str]]]:
         ``(title, lessons)`` where lessons maps stage → bullet points.
 
     Raises:
-        GuidanceError: On an unknown section or a bullet outside any section.
+        GuidanceError: On an unknown section, a bullet outside any section, or a file
+            that cannot be read as UTF-8.
     """
     title = path.stem
     lessons: dict[str, list[str]] = {stage: [] for stage in STAGES}
     current: str | None = None
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(_read(path).splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
@@ -185,7 +273,8 @@ def load_guidance(folder: str | Path) -> Guidance:
         The guidance.
 
     Raises:
-        GuidanceError: When ``global.md`` or ``manifest.json`` is missing or malformed.
+        GuidanceError: When ``global.md`` or ``manifest.json`` is missing or malformed
+            (the message names the file, and the line or field).
     """
     base = Path(folder)
     manifest_path = base / MANIFEST
@@ -193,16 +282,13 @@ def load_guidance(folder: str | Path) -> Guidance:
         raise GuidanceError(f"{base}: no {GLOBAL_FILE}; is this a guidance folder?")
     if not manifest_path.is_file():
         raise GuidanceError(f"{base}: no {MANIFEST}; guidance without provenance is not accepted")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise GuidanceError(f"{manifest_path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    manifest = read_manifest(manifest_path)
     _, lessons = parse_lessons(base / GLOBAL_FILE)
     categories: dict[str, dict[str, list[str]]] = {}
     digest = hashlib.sha256(json.dumps(lessons, sort_keys=True).encode())
     category_dir = base / CATEGORY_DIR
     if category_dir.is_dir():
-        for path in sorted(category_dir.glob("*.md")):
+        for path in sorted(p for p in category_dir.glob("*.md") if p.is_file()):
             title, cat_lessons = parse_lessons(path)
             name = title.removeprefix("Category:").strip() or path.stem
             categories[name] = cat_lessons

@@ -1,4 +1,7 @@
-"""JSONL/CSV reading and writing with file:line errors, append-only output and resume."""
+"""Reading inputs with file:line errors: JSONL, CSV, gzip, UTF-8 checks, pydantic records.
+
+Writing a stage's output (append, lock, resume) is :mod:`prefjudge.journal`'s job.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import gzip
 import io
 import json
 import os
+import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +19,14 @@ from typing import IO, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+
+GZIP_MAGIC = b"\x1f\x8b"
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+"""What reading a file can raise: I/O errors, ``gzip.BadGzipFile`` (an ``OSError``), a
+truncated gzip stream (``EOFError``) and corrupt compressed data (``zlib.error``)."""
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # bytes kept by errors="surrogateescape"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -48,50 +61,309 @@ class InputError(ValueError):
         super().__init__(f"{len(issues)} problem(s) in the input:\n{shown}{more}")
 
 
-def open_text(path: str | os.PathLike[str]) -> IO[str]:
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as probe:
+        return probe.read(2) == GZIP_MAGIC
+
+
+def open_text(
+    path: str | os.PathLike[str],
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    newline: str | None = None,
+) -> IO[str]:
     """Open a text file for reading, transparently decompressing ``.gz``.
 
     Args:
         path: File to open; gzip is detected from the magic bytes, not the name.
+        encoding: Text encoding (``utf-8-sig`` drops a leading byte-order mark).
+        errors: How undecodable bytes are handled. The readers of this module pass
+            ``surrogateescape`` and report such bytes with :func:`utf8_problem`.
+        newline: As for :func:`open` (``""`` for the csv module).
 
     Returns:
-        A text stream (UTF-8).
+        A text stream.
     """
     path = Path(path)
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return path.open(encoding="utf-8")
+    if _is_gzip(path):
+        return io.TextIOWrapper(
+            gzip.open(path, "rb"), encoding=encoding, errors=errors, newline=newline
+        )
+    return path.open(encoding=encoding, errors=errors, newline=newline)
+
+
+def open_csv(path: str | os.PathLike[str]) -> IO[str]:
+    """Open a (possibly gzipped) CSV file for the csv module.
+
+    ``newline=""`` keeps line breaks inside quoted fields, a byte-order mark is dropped,
+    and bytes that are not UTF-8 are kept as surrogate escapes, so the reader can report
+    them per row with :func:`utf8_problem` instead of failing on the whole file.
+
+    Args:
+        path: The file.
+
+    Returns:
+        A text stream.
+    """
+    return open_text(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
+
+
+def utf8_problem(text: str) -> str | None:
+    """Say where text decoded with ``errors="surrogateescape"`` held bytes that are not UTF-8.
+
+    Args:
+        text: One line or one field.
+
+    Returns:
+        ``not valid UTF-8 (byte 0xff at column 3)`` for the first such byte (the column
+        counts characters from 1), or None when the text decoded cleanly.
+    """
+    match = _ESCAPED_BYTE.search(text)
+    if match is None:
+        return None
+    byte = ord(match.group()) - 0xDC00
+    return f"not valid UTF-8 (byte 0x{byte:02x} at column {match.start() + 1})"
+
+
+def stream_issue(path: str, line: int, exc: BaseException) -> InputIssue:
+    """Describe a failure to read a (gzip) stream as an input issue.
+
+    Args:
+        path: The file.
+        line: The line being read when it failed (0 when nothing was read yet).
+        exc: The exception: ``EOFError`` (truncated gzip), ``gzip.BadGzipFile``,
+            ``zlib.error`` (corrupt data) or another ``OSError``.
+
+    Returns:
+        The issue, e.g. ``f.jsonl.gz:12: truncated gzip file: ...``.
+    """
+    after = f" (lines 1-{line - 1} were read)" if line > 1 else ""
+    if isinstance(exc, EOFError):
+        message = "truncated gzip file: the compressed data ends before its end marker"
+    elif isinstance(exc, gzip.BadGzipFile) and line <= 1:
+        message = f"not a valid gzip file ({exc})"
+    elif isinstance(exc, gzip.BadGzipFile | zlib.error):
+        message = f"corrupt gzip file ({exc})"
+    else:
+        message = f"cannot read the file ({getattr(exc, 'strerror', None) or exc})"
+    return InputIssue(path, line, "", message + after)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """Read a whole text file (optionally gzipped) that must be UTF-8.
+
+    Line endings are normalised to newlines and a leading byte-order mark is dropped.
+
+    Args:
+        path: The file.
+
+    Returns:
+        Its text.
+
+    Raises:
+        InputError: When the file cannot be read, is a truncated or corrupt gzip file, or
+            holds bytes that are not UTF-8 (``file:line: not valid UTF-8 (byte 0x.. at
+            column N)``).
+    """
+    spath = str(path)
+    try:
+        with open_text(path, errors="surrogateescape") as handle:
+            text = handle.read()
+    except READ_ERRORS as exc:
+        raise InputError([stream_issue(spath, 0, exc)]) from exc
+    text = text.removeprefix("\ufeff")
+    match = _ESCAPED_BYTE.search(text)
+    if match is not None:
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        line = text[start : end if end >= 0 else len(text)]
+        number = text.count("\n", 0, start) + 1
+        raise InputError([InputIssue(spath, number, "", utf8_problem(line) or "")])
+    return text
+
+
+def peek_text(path: str | os.PathLike[str], size: int = 4096) -> str:
+    """Read the start of a file (optionally gzipped) to tell its format.
+
+    Bytes that are not UTF-8 are kept as surrogate escapes (the reader that follows reports
+    them with their line), and a truncated gzip file gives what could be decompressed.
+
+    Args:
+        path: The file.
+        size: Bytes to read at most.
+
+    Returns:
+        The text of the first ``size`` bytes, without a leading byte-order mark.
+
+    Raises:
+        InputError: When the file cannot be opened or its gzip header is invalid.
+    """
+    spath = str(path)
+    data = b""
+    try:
+        with Path(path).open("rb") as raw:
+            stream = gzip.GzipFile(fileobj=raw) if _is_gzip(Path(path)) else raw
+            while len(data) < size:
+                chunk = stream.read1(size - len(data))
+                if not chunk:
+                    break
+                data += chunk
+    except READ_ERRORS as exc:
+        if not data:
+            raise InputError([stream_issue(spath, 0, exc)]) from exc
+    return data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | InputIssue]]:
+    """Yield ``(line_number, text)`` for each line of a text file (optionally gzipped).
+
+    A line holding bytes that are not UTF-8 yields an :class:`InputIssue` in place of its
+    text; a truncated or corrupt gzip stream yields one issue for the line it was reading
+    and ends the iteration (the lines before it are kept).
+
+    Args:
+        path: The file.
+
+    Yields:
+        Line number (1-based) and the line (with its line ending) or the issue.
+
+    Raises:
+        InputError: When the file cannot be opened or is not a gzip file despite its magic.
+    """
+    spath = str(path)
+    try:
+        handle = open_text(path, errors="surrogateescape")
+    except READ_ERRORS as exc:
+        raise InputError([stream_issue(spath, 0, exc)]) from exc
+    with handle:
+        number = 0
+        lines = iter(handle)
+        while True:
+            try:
+                line = next(lines)
+            except StopIteration:
+                return
+            except READ_ERRORS as exc:
+                reached = number + 1 if number else 0
+                yield reached, stream_issue(spath, reached, exc)
+                return
+            number += 1
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            problem = utf8_problem(line)
+            yield number, (line if problem is None else InputIssue(spath, number, "", problem))
+
+
+class JsonValueError(ValueError):
+    """JSON text that cannot be parsed; ``line`` is where (1 when it is one line).
+
+    Attributes:
+        line: 1-based line of the problem within the text (0 when unknown).
+    """
+
+    def __init__(self, message: str, line: int = 0):
+        super().__init__(message)
+        self.line = line
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Parse JSON, turning every way it can fail into one short :class:`JsonValueError`.
+
+    Args:
+        text: JSON text.
+
+    Returns:
+        The value.
+
+    Raises:
+        JsonValueError: ``not valid JSON (Expecting value at column 1)``, ``nested too
+            deeply (...)`` or ``not valid JSON (<reason>)`` (e.g. an integer with too many
+            digits).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        raise JsonValueError(message, exc.lineno) from None
+    except RecursionError:
+        message = "nested too deeply (JSON arrays or objects deeper than the parser's limit)"
+        raise JsonValueError(message) from None
+    except ValueError as exc:
+        raise JsonValueError(f"not valid JSON ({exc})") from None
+
+
+def _lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
+    """Find a string holding a lone surrogate (from a JSON escape): ``(field, char)``."""
+    if isinstance(value, str):
+        match = _SURROGATE.search(value)
+        return (path, match.group()) if match else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            found = _lone_surrogate(key, where) or _lone_surrogate(item, where)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}.{index}" if path else str(index))
+            if found:
+                return found
+    return None
+
+
+def parse_json_line(spath: str, number: int, line: str) -> dict[str, Any] | InputIssue:
+    """Parse one JSONL line into an object, or the issue that stops it.
+
+    Args:
+        spath: The file, for the issue.
+        number: The line number, for the issue.
+        line: The line's text.
+
+    Returns:
+        The object, or an issue: not valid JSON, nested too deeply, not an object, or a
+        string holding a lone surrogate escape (not valid Unicode; it could not be
+        written back as UTF-8).
+    """
+    try:
+        data = parse_json(line)
+    except ValueError as exc:
+        return InputIssue(spath, number, "", str(exc))
+    if not isinstance(data, dict):
+        return InputIssue(spath, number, "", "expected a JSON object")
+    if _SURROGATE_ESCAPE.search(line):
+        found = _lone_surrogate(data)
+        if found:
+            field, char = found
+            message = f"not valid Unicode (lone surrogate {ascii(char)[1:-1]})"
+            return InputIssue(spath, number, field, message)
+    return data
 
 
 def iter_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | InputIssue]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
-    A line that is not valid JSON, or not a JSON object, yields an :class:`InputIssue` in
-    place of the object, so callers can stop or collect as they choose.
+    A line that is not valid UTF-8, not valid JSON, nested too deeply for the parser, not a
+    JSON object, or that holds a lone surrogate escape yields an :class:`InputIssue` in
+    place of the object, so callers can stop or collect as they choose (``--skip-invalid``
+    skips just that line). A truncated or corrupt gzip file yields one issue for the line
+    it was reading and ends there; the lines before it are kept.
 
     Args:
         path: JSONL file (optionally gzipped).
 
     Yields:
         Line number (1-based) and the parsed object or the issue with that line.
+
+    Raises:
+        InputError: When the file cannot be opened.
     """
     spath = str(path)
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                message = f"not valid JSON ({exc.msg} at column {exc.colno})"
-                yield number, InputIssue(spath, number, "", message)
-                continue
-            if not isinstance(data, dict):
-                yield number, InputIssue(spath, number, "", "expected a JSON object")
-                continue
-            yield number, data
+    for number, line in iter_lines(path):
+        if isinstance(line, InputIssue):
+            yield number, line
+        elif line.strip():
+            yield number, parse_json_line(spath, number, line)
 
 
 def validation_issues(path: str, line: int, exc: ValidationError) -> list[InputIssue]:
@@ -143,50 +415,6 @@ def read_records(
     return records, issues
 
 
-class JsonlAppender:
-    """Append records to a JSONL file, one flushed line per record.
-
-    A crash loses at most the line being written; a partial last line left by an
-    earlier crash is truncated on open so the file stays valid JSONL.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = Path(path)
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        _truncate_partial_last_line(self.path)
-        self._handle = self.path.open("a", encoding="utf-8")
-
-    def write(self, record: BaseModel | dict[str, Any]) -> None:
-        """Write one record and flush it to disk."""
-        data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-        self._handle.write(json.dumps(data, ensure_ascii=False) + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
-
-    def __enter__(self) -> JsonlAppender:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _truncate_partial_last_line(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb+") as handle:
-        handle.seek(-1, os.SEEK_END)
-        if handle.read(1) == b"\n":
-            return
-        data = path.read_bytes()
-        keep = data.rfind(b"\n") + 1
-        handle.seek(keep)
-        handle.truncate()
-
-
 def summary_path(output: str | os.PathLike[str], suffix: str = "") -> Path:
     """Where a stage writes the summary of ``output``: beside it, ``<name>.summary<suffix>``.
 
@@ -203,7 +431,9 @@ def summary_path(output: str | os.PathLike[str], suffix: str = "") -> Path:
 
 
 def read_existing(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read the complete lines of an output file being resumed.
+    """Read the complete lines of a JSONL output as plain dicts (no validation).
+
+    A quick reader for scripts and tests; stages resume through :class:`prefjudge.journal.Journal`.
 
     Args:
         path: Output JSONL; missing means nothing done yet.

@@ -48,10 +48,53 @@ SAMPLE_COLUMNS = [
 
 PROTOCOLS = ("single", "multi")
 
+SUMMARY_COLUMNS = [
+    "model",
+    "n",
+    "if_instruction",
+    "if_instruction_lower",
+    "if_instruction_upper",
+    "if_task",
+    "if_task_lower",
+    "if_task_upper",
+    "pass1",
+    "pass1_lower",
+    "pass1_upper",
+    "check_errors",
+    "func_fail",
+    "func_timeout",
+    "func_error",
+    "func_missing",
+]
+"""Columns of :func:`model_summary` (also when there are no records)."""
+
 
 def _protocol(rec: ScoredSample) -> str:
     """The generation protocol of a record (extra field ``protocol``; default single)."""
     return str(getattr(rec, "protocol", None) or "single")
+
+
+def sample_k(rec: ScoredSample) -> int:
+    """The number of instructions a sample was asked to follow.
+
+    Args:
+        rec: A scored sample.
+
+    Returns:
+        Its extra field ``k`` (written by ``prefjudge generate``) when present, else the
+        number of its instructions.
+
+    Raises:
+        ValueError: When ``k`` is present but not a non-negative integer.
+    """
+    value = getattr(rec, "k", None)
+    if value is None:
+        return len(rec.instructions)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"k must be a non-negative integer, got {value!r}")
+    return value or len(rec.instructions)
 
 
 def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
@@ -77,7 +120,7 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
             {
                 "model": rec.model,
                 "task_id": rec.task_id,
-                "k": int(getattr(rec, "k", None) or len(rec.instructions)),
+                "k": sample_k(rec),
                 "if_instruction": np.nan if rec.if_instruction is None else rec.if_instruction,
                 "if_task": np.nan if rec.if_task is None else float(rec.if_task),
                 "func_status": func_status,
@@ -107,7 +150,7 @@ def checks_frame(
     categories = categories or {}
     for index, record in enumerate(records):
         rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
-        k = int(getattr(rec, "k", None) or len(rec.instructions))
+        k = sample_k(rec)
         for position, result in enumerate(rec.instruction_results, start=1):
             passed = np.nan if result.status == "error" else float(result.status == "pass")
             rows.append(
@@ -247,8 +290,11 @@ def model_summary(
 
     Returns:
         One row per model: n, if_instruction(+_lower/_upper), if_task(+CI), pass1(+CI),
-        check_errors, func_fail, func_timeout, func_error, func_missing.
+        check_errors, func_fail, func_timeout, func_error, func_missing
+        (:data:`SUMMARY_COLUMNS`); no rows, with those columns, when ``frame`` is empty.
     """
+    if frame.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
     rows = []
     for model, group in frame.groupby("model", sort=True):
         row: dict[str, Any] = {"model": model, "n": len(group)}
@@ -265,7 +311,7 @@ def model_summary(
         row["func_error"] = int((status == "error").sum())
         row["func_missing"] = int(status.isna().sum())
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
 def functional_regression(
@@ -371,8 +417,7 @@ def summary_by_protocol(
     """
     parts = [(p, model_summary(part, resamples=resamples, seed=seed))
              for p, part in _protocol_parts(frame)]
-    columns = next((list(t.columns) for _, t in parts if len(t)), ["model"])
-    return _tag_protocol(parts, columns)
+    return _tag_protocol(parts, SUMMARY_COLUMNS)
 
 
 def metrics_by_k(

@@ -16,8 +16,6 @@ naming file, line and field. Loaders raise :class:`InputError` with every issue,
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,11 +25,15 @@ from typing import IO, Any, Literal
 from pydantic import ValidationError
 
 from prefjudge.io import (
+    READ_ERRORS,
     InputError,
     InputIssue,
     iter_objects,
-    open_text,
+    open_csv,
+    peek_text,
     read_records,
+    stream_issue,
+    utf8_problem,
     validation_issues,
 )
 from prefjudge.records import Generation, Pair, ScoredSample, Side
@@ -125,7 +127,9 @@ def detect_format(path: str | os.PathLike[str]) -> PairFormat:
 
     Parquet is recognised by its magic bytes (and is taken as ``bigcodereward``); a file
     whose first non-blank character is not ``{`` is read as CSV and must have the Copilot
-    Arena header; a JSONL file is told by the keys of its first object: ``response_a`` and
+    Arena header, unless a later line of its first 4 KiB starts with ``{`` (JSONL whose
+    first line is broken); a JSONL file is told by the keys of its first readable object
+    (unreadable lines are skipped; they are reported by the loader): ``response_a`` and
     ``response_b`` (prefjudge pairs), ``choices`` and ``gt_choice`` (CodePrefBench),
     ``human_vote`` or ``chat_session_id`` (BigCodeReward).
 
@@ -141,32 +145,41 @@ def detect_format(path: str | os.PathLike[str]) -> PairFormat:
     spath = str(path)
     if not Path(path).is_file():
         raise InputError([InputIssue(spath, 0, "", "file not found")])
-    with Path(path).open("rb") as probe:
-        magic = probe.read(4)
+    try:
+        with Path(path).open("rb") as probe:
+            magic = probe.read(4)
+    except OSError as exc:
+        raise InputError([stream_issue(spath, 0, exc)]) from exc
     if magic == b"PAR1":
         return "bigcodereward"
-    with open_text(path) as handle:
-        head = handle.read(4096).lstrip("\ufeff \t\r\n")
+    head = peek_text(path).lstrip("\ufeff \t\r\n")
     if not head:
         raise InputError([InputIssue(spath, 0, "", "the file is empty")])
     if not head.startswith("{"):
-        header = next(csv.reader([head.splitlines()[0]]), [])
+        try:
+            header = next(csv.reader([head.splitlines()[0]]), [])
+        except csv.Error:
+            header = []
         if "acceptedIndex" in header and "completion_a" in header:
             return "copilot_arena"
-        raise InputError(
-            [
-                InputIssue(
-                    spath,
-                    1,
-                    "",
-                    "not JSONL and not a Copilot Arena CSV (header lacks acceptedIndex/"
-                    "completion_a); pass fmt= to force a format",
-                )
-            ]
-        )
+        jsonl_later = any(line.lstrip().startswith("{") for line in head.splitlines()[1:])
+        if not jsonl_later:  # else JSONL whose first line is broken: told from the next
+            raise InputError(
+                [
+                    InputIssue(
+                        spath,
+                        1,
+                        "",
+                        "not JSONL and not a Copilot Arena CSV (header lacks acceptedIndex/"
+                        "completion_a); pass fmt= to force a format",
+                    )
+                ]
+            )
+    unreadable: list[InputIssue] = []
     for number, data in iter_objects(path):
-        if isinstance(data, InputIssue):
-            raise InputError([data])
+        if isinstance(data, InputIssue):  # the next readable line tells the format
+            unreadable.append(data)
+            continue
         keys = set(data)
         if {"response_a", "response_b"} <= keys:
             return "prefjudge"
@@ -177,6 +190,8 @@ def detect_format(path: str | os.PathLike[str]) -> PairFormat:
         shown = ", ".join(sorted(keys)[:12])
         message = f"cannot tell the pair format from the keys ({shown}); pass fmt= to force one"
         raise InputError([InputIssue(spath, number, "", message)])
+    if unreadable:
+        raise InputError(unreadable)
     raise InputError([InputIssue(spath, 0, "", "the file has no records")])
 
 
@@ -352,15 +367,6 @@ class _LineCounter:
             yield chunk
 
 
-def _open_csv(path: str | os.PathLike[str]) -> IO[str]:
-    path = Path(path)
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return path.open(encoding="utf-8-sig", newline="")
-
-
 def load_copilot_arena(
     path: str | os.PathLike[str], *, skip_invalid: bool = False
 ) -> tuple[list[Pair], list[InputIssue]]:
@@ -375,7 +381,9 @@ def load_copilot_arena(
 
     Fields contain newlines, so an issue's line is the physical line (counting newline characters,
     as ``sed -n Np`` does) on which the record starts. A row with fewer fields than the
-    header is one issue naming its first missing column.
+    header is one issue naming its first missing column; a field that is not valid UTF-8 is
+    one issue naming the field. Malformed CSV or a truncated gzip file ends the reading with
+    one issue where it stopped (the rows before it are kept).
 
     Args:
         path: CSV file, optionally gzipped.
@@ -392,10 +400,23 @@ def load_copilot_arena(
     source = f"copilot_arena:{Path(path).name}"
     pairs: list[Pair] = []
     issues: list[InputIssue] = []
-    with _open_csv(path) as handle:
+    try:
+        handle = open_csv(path)
+    except READ_ERRORS as exc:
+        raise InputError([stream_issue(spath, 0, exc)]) from exc
+    with handle:
         counter = _LineCounter(handle)
         reader = csv.DictReader(counter)
-        header = reader.fieldnames or []
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as exc:
+            raise InputError([InputIssue(spath, 1, "", f"malformed CSV header ({exc})")]) from exc
+        except READ_ERRORS as exc:
+            raise InputError([stream_issue(spath, 0, exc)]) from exc
+        for name in header:
+            problem = utf8_problem(name)
+            if problem:
+                raise InputError([InputIssue(spath, 1, "", f"header: {problem}")])
         missing = [c for c in COPILOT_ARENA_COLUMNS if c not in header]
         if missing:
             message = f"missing column(s) {', '.join(missing)} (header: {', '.join(header)})"
@@ -408,7 +429,11 @@ def load_copilot_arena(
             except StopIteration:
                 break
             except csv.Error as exc:
-                issues.append(InputIssue(spath, start, "", f"malformed CSV: {exc}"))
+                message = f"malformed CSV: {exc} (the rows after it were not read)"
+                issues.append(InputIssue(spath, start, "", message))
+                break
+            except READ_ERRORS as exc:
+                issues.append(stream_issue(spath, start, exc))
                 break
             index += 1
             row_issues = _copilot_row_issues(spath, start, row)
@@ -450,6 +475,12 @@ def _copilot_row_issues(spath: str, line: int, row: dict[str | None, Any]) -> li
         )
         return [InputIssue(spath, line, absent[0], message)]
     issues = []
+    for column in COPILOT_ARENA_COLUMNS:
+        problem = utf8_problem(row[column])
+        if problem:
+            issues.append(InputIssue(spath, line, column, problem))
+    if issues:
+        return issues
     for column in ("model_a", "model_b"):
         if not row[column].strip():
             issues.append(InputIssue(spath, line, column, "empty model name"))
@@ -532,6 +563,9 @@ def _parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str,
         frame = pd.read_parquet(path)
     except ImportError as exc:
         raise InputError([InputIssue(str(path), 0, "", advice.format(why=exc))]) from exc
+    except Exception as exc:  # pyarrow raises its own errors on a corrupt or truncated file
+        message = f"not a readable Parquet file ({type(exc).__name__}: {exc})"
+        raise InputError([InputIssue(str(path), 0, "", message)]) from exc
     for number, record in enumerate(frame.to_dict("records"), start=1):
         yield number, _plain(record)
 

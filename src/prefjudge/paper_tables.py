@@ -29,6 +29,8 @@ from typing import Literal
 
 import pandas as pd
 
+from prefjudge.io import open_csv, utf8_problem
+
 BENCHMARKS = ("bigcodebench", "livecodebench")
 KINDS = ("func", "if", "position")
 
@@ -70,8 +72,12 @@ def read_paper_csv(path: Path) -> pd.DataFrame:
     """
     if not path.is_file():
         raise PaperTableError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8") as handle:
+    with open_csv(path) as handle:
         rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    for number, row in enumerate(rows, start=1):
+        problem = utf8_problem(",".join(row))
+        if problem:
+            raise PaperTableError(f"{path}: row {number}: {problem}")
     header_rows = []
     for row in rows:
         if row[0].strip() in ("", "Models"):

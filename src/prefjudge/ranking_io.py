@@ -9,22 +9,37 @@ file, line (record number for JSON arrays) and field, all at once.
 from __future__ import annotations
 
 import csv
-import gzip
-import io
-import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pandas as pd
 
-from prefjudge.io import InputError, InputIssue, iter_objects, open_text
+from prefjudge.io import (
+    READ_ERRORS,
+    InputError,
+    InputIssue,
+    JsonValueError,
+    iter_objects,
+    open_csv,
+    parse_json,
+    peek_text,
+    read_text,
+    stream_issue,
+    utf8_problem,
+)
+from prefjudge.records import model_name_warnings, normalize_model_name
 
 CANONICAL_WINNERS = ("model_a", "model_b", "tie")
 _MAX_ISSUES = 200
+
+
+class ModelNameWarning(UserWarning):
+    """Model names in one input that differ only by case or by Unicode normalisation."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +65,7 @@ def _format(path: Path) -> str:
                          (".ndjson", "jsonl"), (".json", "json")):
         if name.endswith(suffix):
             return kind
-    with open_text(path) as handle:
-        head = handle.read(4096).lstrip()
+    head = peek_text(path).lstrip()
     if head.startswith("["):
         return "json"
     if head.startswith("{"):
@@ -59,17 +73,22 @@ def _format(path: Path) -> str:
     return "csv"
 
 
-def iter_rows(path: str | os.PathLike[str]) -> Iterator[Row]:
+def iter_rows(path: str | os.PathLike[str]) -> Iterator[Row | InputIssue]:
     """Yield the records of a CSV/TSV, JSON or JSONL file.
+
+    A CSV row or JSONL line that cannot be read (not valid UTF-8, not valid JSON, not an
+    object) is yielded as an :class:`InputIssue` in its place, so that callers can skip
+    it; a truncated gzip file or malformed CSV yields one issue where reading stopped.
 
     Args:
         path: Table file (optionally gzipped).
 
     Yields:
-        Records with their location.
+        Records with their location, or the issue that stops one.
 
     Raises:
-        InputError: On unreadable JSON or a JSON file that holds no list of objects.
+        InputError: On an unreadable file, a CSV header that is not valid UTF-8, unreadable
+            JSON or a JSON file that holds no list of objects.
     """
     path = Path(path)
     kind = _format(path)
@@ -81,41 +100,65 @@ def iter_rows(path: str | os.PathLike[str]) -> Iterator[Row]:
         yield from _iter_json(path)
 
 
-def _open_csv(path: Path) -> IO[str]:
-    """Open for the csv module: ``newline=""`` keeps line breaks inside quoted fields."""
-    with path.open("rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    if gzipped:
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return path.open(encoding="utf-8-sig", newline="")
-
-
-def _iter_csv(path: Path, delimiter: str) -> Iterator[Row]:
-    with _open_csv(path) as handle:
+def _iter_csv(path: Path, delimiter: str) -> Iterator[Row | InputIssue]:
+    spath = str(path)
+    try:
+        handle = open_csv(path)
+    except READ_ERRORS as exc:
+        raise InputError([stream_issue(spath, 0, exc)]) from exc
+    with handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
         previous_end = 1  # the header line
-        for record in reader:
-            start, previous_end = previous_end + 1, reader.line_num
+        try:
+            header = reader.fieldnames or []
+        except (csv.Error, *READ_ERRORS) as exc:
+            raise InputError([_csv_issue(spath, 1, exc)]) from exc
+        for name in header:
+            problem = utf8_problem(name)
+            if problem:
+                raise InputError([InputIssue(spath, 1, "", f"header: {problem}")])
+        while True:
+            start = previous_end + 1
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except (csv.Error, *READ_ERRORS) as exc:
+                yield _csv_issue(spath, start, exc)
+                return
+            previous_end = reader.line_num
             data = {k: v for k, v in record.items() if k is not None}
+            bad = next(((k, p) for k, v in data.items()
+                        if isinstance(v, str) and (p := utf8_problem(v))), None)
+            if bad:
+                yield InputIssue(spath, start, bad[0], bad[1])
+                continue
             yield Row(start, "", data)
 
 
-def _iter_jsonl(path: Path) -> Iterator[Row]:
+def _csv_issue(spath: str, line: int, exc: BaseException) -> InputIssue:
+    if isinstance(exc, csv.Error):
+        message = f"malformed CSV ({exc}); the rows after it were not read"
+        return InputIssue(spath, line, "", message)
+    return stream_issue(spath, line, exc)
+
+
+def _iter_jsonl(path: Path) -> Iterator[Row | InputIssue]:
     for number, data in iter_objects(path):
-        if isinstance(data, InputIssue):
-            raise InputError([data])
-        yield Row(number, "", data)
+        yield data if isinstance(data, InputIssue) else Row(number, "", data)
+
+
+def _load_json(path: Path) -> Any:
+    """Parse a whole JSON file, or raise InputError naming file and line."""
+    try:
+        return parse_json(read_text(path))
+    except JsonValueError as exc:
+        raise InputError([InputIssue(str(path), exc.line, "", str(exc))]) from None
 
 
 def _iter_json(path: Path) -> Iterator[Row]:
     spath = str(path)
-    with open_text(path) as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                [InputIssue(spath, exc.lineno, "", f"not valid JSON ({exc.msg})")]
-            ) from exc
+    data = _load_json(path)
     if isinstance(data, dict):
         for key in ("ratings", "models", "rows", "data"):
             if isinstance(data.get(key), list):
@@ -192,6 +235,8 @@ def _parse_battle(
             problems.append((field, "missing model name"))
         elif not isinstance(value, str):
             problems.append((field, f"model name must be a string, got {value!r}"))
+        else:
+            value = normalize_model_name(value)
         names.append(value)
     if not problems and names[0] == names[1]:
         problems.append((cols.model_b, f"model_a and model_b are the same model {names[0]!r}"))
@@ -234,7 +279,10 @@ def read_battles(
     """Read and validate battles.
 
     The winner must be ``model_a``, ``model_b`` or ``tie``, or a label that
-    ``winner_map`` maps to one of those (e.g. ``{"left": "model_a"}``).
+    ``winner_map`` maps to one of those (e.g. ``{"left": "model_a"}``). Model names are
+    normalised to Unicode NFC; names that differ only by case, or that were written in
+    more than one normalisation form, are reported with a :class:`ModelNameWarning`
+    (``warnings.warn``; ``prefjudge rank`` prints it).
 
     Args:
         path: CSV/JSON/JSONL file.
@@ -261,12 +309,20 @@ def read_battles(
     issues: list[InputIssue] = []
     unlisted = 0
     battles: list[tuple[str, str, str, float, str | None, int]] = []
+    raw_names: set[str] = set()
     seen_rows = 0
     for row in iter_rows(path):
         seen_rows += 1
+        if isinstance(row, InputIssue):
+            if len(issues) < _MAX_ISSUES:
+                issues.append(row)
+            else:
+                unlisted += 1
+            continue
         battle, problems = _parse_battle(row, cols, mapping)
         if battle is not None:
             battles.append((*battle, row.line))
+            raw_names.update((row.data[cols.model_a], row.data[cols.model_b]))
         elif len(issues) < _MAX_ISSUES:
             issues.extend(InputIssue(spath, row.line, row.where + field, message)
                           for field, message in problems)
@@ -280,6 +336,8 @@ def read_battles(
         raise InputError(issues)
     if not battles:
         raise InputError([InputIssue(spath, 0, "", "no valid battle in the file"), *issues])
+    for message in model_name_warnings(raw_names):
+        warnings.warn(ModelNameWarning(f"{spath}: {message}"), stacklevel=2)
     columns_out = ["model_a", "model_b", "winner", "weight", "category", "line"]
     return pd.DataFrame(battles, columns=columns_out), issues
 
@@ -339,6 +397,10 @@ def read_model_table(
     first_line: dict[str, int | str] = {}
     header_checked = False
     for row in iter_rows(path):
+        if isinstance(row, InputIssue):
+            header_checked = True
+            issues.append(row)
+            continue
         if not header_checked:
             header_checked = True
             absent = [c for c in [model_col, *value_cols] if c not in row.data]
@@ -351,7 +413,7 @@ def read_model_table(
         if _missing(name):
             issues.append(InputIssue(spath, row.line, row.where + model_col, "missing model name"))
             continue
-        name = str(name).strip()
+        name = normalize_model_name(str(name).strip())
         if name in first_line:
             issues.append(InputIssue(spath, row.line, row.where + model_col,
                                      f"model {name!r} appears twice "
@@ -391,7 +453,8 @@ def is_scored_records(path: str | os.PathLike[str]) -> bool:
     if _format(path) != "jsonl":
         return False
     for row in _iter_jsonl(path):
-        return "if_instruction" in row.data or "func" in row.data
+        if isinstance(row, Row):
+            return "if_instruction" in row.data or "func" in row.data
     return False
 
 
@@ -413,11 +476,15 @@ def read_scored_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     issues: list[InputIssue] = []
     out: list[dict[str, Any]] = []
     for row in _iter_jsonl(Path(path)):
+        if isinstance(row, InputIssue):
+            issues.append(row)
+            continue
         data = row.data
         model = data.get("model")
         if not isinstance(model, str) or not model.strip():
             issues.append(InputIssue(spath, row.line, "model", "missing model name"))
             continue
+        model = normalize_model_name(model)
         if_value = data.get("if_instruction")
         if if_value is not None and (isinstance(if_value, bool)
                                      or not isinstance(if_value, int | float)):
@@ -464,24 +531,23 @@ def read_aliases(path: str | os.PathLike[str]) -> dict[str, str]:
     path = Path(path)
     spath = str(path)
     if _format(path) == "json":
-        with open_text(path) as handle:
-            try:
-                data = json.load(handle)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    [InputIssue(spath, exc.lineno, "", f"not valid JSON ({exc.msg})")]
-                ) from exc
+        data = _load_json(path)
         if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
-            return {str(k): v for k, v in data.items()}
+            return {normalize_model_name(str(k)): normalize_model_name(v)
+                    for k, v in data.items()}
     aliases: dict[str, str] = {}
     issues: list[InputIssue] = []
     for row in iter_rows(path):
+        if isinstance(row, InputIssue):
+            issues.append(row)
+            continue
         source, target = row.data.get("score_model"), row.data.get("elo_model")
         if _missing(source) or _missing(target):
             issues.append(InputIssue(spath, row.line, row.where + "score_model/elo_model",
                                      "expected columns score_model and elo_model"))
             continue
-        source, target = str(source).strip(), str(target).strip()
+        source = normalize_model_name(str(source).strip())
+        target = normalize_model_name(str(target).strip())
         if source in aliases and aliases[source] != target:
             issues.append(InputIssue(spath, row.line, row.where + "score_model",
                                      f"{source!r} is mapped twice"))

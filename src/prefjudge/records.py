@@ -7,14 +7,71 @@ through untouched.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import unicodedata
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 CheckStatus = Literal["pass", "fail", "error"]
 FuncStatus = Literal["pass", "fail", "timeout", "error"]
 TestFormat = Literal["bigcodebench", "humaneval", "evalplus", "stdio", "none"]
 Winner = Literal["model_a", "model_b", "tie"]
+
+
+def normalize_model_name(name: str) -> str:
+    """Return a model name in Unicode NFC, so that ``café`` is one model however typed.
+
+    Args:
+        name: The name as read.
+
+    Returns:
+        Its NFC form (case and spacing are kept).
+    """
+    return unicodedata.normalize("NFC", name)
+
+
+ModelName = Annotated[str, AfterValidator(normalize_model_name)]
+"""A model name, normalised to Unicode NFC on input."""
+
+
+def model_name_warnings(raw_names: Iterable[str]) -> list[str]:
+    """Warn about model names that look like one model written two ways.
+
+    Two cases: names that are the same after NFC normalisation but were written in
+    different forms (they are merged, since every reader normalises), and names that
+    differ only by case after NFC (kept apart: ``GPT-4o`` and ``gpt-4o`` may be different
+    models, but usually are a typo).
+
+    Args:
+        raw_names: Every model name as it appeared in one input, before normalisation.
+
+    Returns:
+        One message per group, e.g. ``model names 'Model-A' and 'model-a' differ only by
+        case; they are kept as 2 different models``.
+    """
+    forms: dict[str, set[str]] = {}
+    for raw in raw_names:
+        forms.setdefault(normalize_model_name(raw), set()).add(raw)
+    messages = []
+    for name, raws in sorted(forms.items()):
+        if len(raws) > 1:
+            written = " and ".join(ascii(raw) for raw in sorted(raws))
+            messages.append(
+                f"model name {name!r} is written in {len(raws)} Unicode normalisation forms "
+                f"({written}); they are merged into one model"
+            )
+    by_case: dict[str, list[str]] = {}
+    for name in sorted(forms):
+        by_case.setdefault(name.casefold(), []).append(name)
+    for names in by_case.values():
+        if len(names) > 1:
+            listed = ", ".join(repr(n) for n in names[:-1]) + f" and {names[-1]!r}"
+            messages.append(
+                f"model names {listed} differ only by case; they are kept as {len(names)} "
+                "different models (rename them if they are the same model)"
+            )
+    return messages
 
 
 class ParamSpec(BaseModel):
@@ -178,7 +235,7 @@ class Generation(BaseModel):
 
     id: str | None = None
     task_id: str
-    model: str
+    model: ModelName
     response: str
     instructions: list[InstructionRef] = Field(default_factory=list)
 
@@ -215,8 +272,8 @@ class Battle(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    model_a: str
-    model_b: str
+    model_a: ModelName
+    model_b: ModelName
     winner: Winner
     weight: float = 1.0
     category: str | None = None
@@ -254,8 +311,8 @@ class Pair(BaseModel):
     instruction: str
     response_a: str
     response_b: str
-    model_a: str = "A"
-    model_b: str = "B"
+    model_a: ModelName = "A"
+    model_b: ModelName = "B"
     label: Side | None = None
     votes: list[Side] = Field(default_factory=list)
     aspect_votes: dict[str, Side] = Field(default_factory=dict)
@@ -366,8 +423,8 @@ class Verdict(BaseModel):
 
     pair_id: str
     task_id: str
-    model_a: str
-    model_b: str
+    model_a: ModelName
+    model_b: ModelName
     method: JudgeMethod
     status: Literal["ok", "error"] = "ok"
     winner: Winner | None = None
@@ -491,8 +548,8 @@ class PersonaComparison(BaseModel):
     task_id: str
     condition: Literal["original", "persona"]
     persona: str | None = None
-    model_a: str
-    model_b: str
+    model_a: ModelName
+    model_b: ModelName
     status: Literal["ok", "error"] = "ok"
     dimensions: list[DimensionVerdict] = Field(default_factory=list)
     error: str | None = None

@@ -49,7 +49,8 @@ class ScoreJob:
 def generation_keys(generations: Sequence[Generation]) -> list[str]:
     """A stable key per generation, used to resume a scoring run.
 
-    The key is the generation's ``id`` when it has one; otherwise a hash of what is
+    The key is ``model::id`` when the generation has an ``id`` (ids are unique per model,
+    so two models' generations of one task never collide); otherwise a hash of what is
     scored (task, model, response, instructions) plus its occurrence number, so
     identical duplicates stay distinct.
 
@@ -63,7 +64,7 @@ def generation_keys(generations: Sequence[Generation]) -> list[str]:
     keys = []
     for gen in generations:
         if gen.id is not None:
-            keys.append(gen.id)
+            keys.append(f"{gen.model}::{gen.id}")
             continue
         payload = json.dumps(
             [gen.task_id, gen.model, gen.response,
@@ -87,7 +88,7 @@ def prepare_job(
 
     Checks every line: valid JSON and record shape, known instruction ids, parameters
     within their allowed values, task ids present in ``tasks`` (when tasks are given),
-    and unique ``id`` values.
+    and ``id`` values unique per model.
 
     Args:
         path: Generations JSONL.
@@ -113,10 +114,11 @@ def prepare_job(
             bad_lines.add(line)
             continue
         valid.append((line, gen))
-    ids = Counter(gen.id for _, gen in valid if gen.id is not None)
+    ids = Counter((gen.model, gen.id) for _, gen in valid if gen.id is not None)
     for line, gen in valid:
-        if gen.id is not None and ids[gen.id] > 1:
-            issues.append(InputIssue(spath, line, "id", f"duplicate id {gen.id!r}"))
+        if gen.id is not None and ids[(gen.model, gen.id)] > 1:
+            message = f"duplicate id {gen.id!r} for model {gen.model!r}"
+            issues.append(InputIssue(spath, line, "id", message))
             bad_lines.add(line)
     valid = [(line, gen) for line, gen in valid if line not in bad_lines]
     if issues and not skip_invalid:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import yaml
 from pydantic import ValidationError
 
+from prefjudge.io import InputError, read_text
 from prefjudge.paths import data_dir
 from prefjudge.records import InstructionRef, InstructionSpec, ParamSpec
 
@@ -379,9 +380,15 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 @lru_cache(maxsize=8)
 def _load_cached(path: str) -> Taxonomy:
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise TaxonomyError(f"cannot read taxonomy {path}: {exc}") from exc
+        data = yaml.safe_load(read_text(path))
+    except InputError as exc:
+        raise TaxonomyError("; ".join(str(issue) for issue in exc.issues)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise TaxonomyError(f"{path}{where}: not valid YAML ({exc})") from exc
+    except RecursionError:
+        raise TaxonomyError(f"{path}: not valid YAML (nested too deeply)") from None
     entries = data.get("instructions") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise TaxonomyError(f"{path}: expected a top-level 'instructions' list")

@@ -85,15 +85,19 @@ def test_cache_key_covers_what_changes_output_only() -> None:
     assert len(different) == 10
 
 
-def test_cache_key_ignores_http_settings() -> None:
+def test_cache_key_ignores_http_settings_but_not_the_endpoint() -> None:
     pytest.importorskip("openai")
     from prefjudge.backends.openai_http import OpenAIBackend
 
     request = chat("a", "hello")
     one = OpenAIBackend(model="m", base_url="http://127.0.0.1:1/v1", max_concurrency=1, timeout=1)
-    two = OpenAIBackend(model="m", base_url="http://127.0.0.1:2/v1", max_concurrency=64, timeout=9)
+    same = OpenAIBackend(
+        model="m", base_url="http://127.0.0.1:1/v1/", max_concurrency=64, timeout=9
+    )
+    other = OpenAIBackend(model="m", base_url="http://127.0.0.1:2/v1")
     strict = OpenAIBackend(model="m", base_url="http://127.0.0.1:1/v1", strict_schema=True)
-    assert key(one, request) == key(two, request)
+    assert key(one, request) == key(same, request)  # concurrency, timeout, trailing slash
+    assert key(one, request) != key(other, request)  # another server: its own answers
     assert key(one, request) != key(strict, request)
 
 

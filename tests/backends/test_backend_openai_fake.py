@@ -85,20 +85,24 @@ def test_invalid_reply_is_repaired(fake_server: FakeOpenAI) -> None:
     assert b.usage.invalid_outputs == 1 and b.usage.model_calls == 2
 
 
-def test_invalid_reply_is_recorded_with_raw_text(fake_server: FakeOpenAI, tmp_path: Path) -> None:
+def test_invalid_reply_is_recorded_with_raw_text_and_not_cached(
+    fake_server: FakeOpenAI, tmp_path: Path
+) -> None:
     fake_server.reply = lambda body: "I think A is better."
     with backend(fake_server, tmp_path, max_output_retries=2) as b:
         [result] = b.generate([chat("r", "judge", schema_model=Verdict)])
+        assert len(b.cache) == 0  # invalid replies are never stored
     assert not result.ok and result.parsed is None
     assert result.error_kind == "invalid_output"
     assert result.text == "I think A is better."
     assert result.attempts == 3 and fake_server.calls == 3
     assert b.usage.errors == 1 and b.usage.invalid_outputs == 3
-    # the replies were real model output: a re-run replays them without calling the model
+    # once the server is fixed, a re-run asks again instead of replaying the errors
+    fake_server.reply = lambda body: GOOD
     with backend(fake_server, tmp_path, max_output_retries=2) as again:
-        [replayed] = again.generate([chat("r", "judge", schema_model=Verdict)])
-    assert fake_server.calls == 3
-    assert replayed.cached and replayed.error_kind == "invalid_output"
+        [fixed] = again.generate([chat("r", "judge", schema_model=Verdict)])
+    assert fake_server.calls == 4
+    assert fixed.ok and not fixed.cached and fixed.parsed == Verdict(winner="A", reason="shorter")
 
 
 def test_truncated_reply(fake_server: FakeOpenAI) -> None:

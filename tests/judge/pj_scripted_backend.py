@@ -8,6 +8,7 @@ like the real backends do, and records every request. Real-model tests live in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -50,6 +51,12 @@ class ScriptedBackend:
         self.model_id = model_id
         self.usage = Usage()
         self.requests: list[Request] = []
+
+    def identity(self) -> dict:
+        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
+
+    def fresh_calls(self):
+        return contextlib.nullcontext()
 
     def generate(self, requests: Sequence[Request], *, on_result: Any = None) -> list[Result]:
         out = []

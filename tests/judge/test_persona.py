@@ -290,4 +290,4 @@ def test_persona_list_and_flips_commands(tmp_path: Path) -> None:
     assert (tmp_path / "cmp.flips.csv").read_text().startswith("dimension,")
     path.write_text('{"task_id": "t"}\n')
     bad = CliRunner().invoke(main, ["persona", "flips", str(path)])
-    assert bad.exit_code == 1 and "cmp.jsonl:1: not a comparison" in bad.output
+    assert bad.exit_code == 1 and "cmp.jsonl:1: field 'model_a'" in bad.output

@@ -15,6 +15,11 @@ structured output), hands the whole list to ``backend.generate`` and gets one
 
 Backends: ``openai`` (:mod:`.openai_http`), ``vllm`` (:mod:`.vllm_inproc`) and ``embedded``
 (:mod:`.embedded`). Their heavy dependencies are imported only when a backend is created.
+
+``backend.identity()`` says which model answers (kind, model id, endpoint, weights, output
+options); every cache key is built from it. Only valid replies are cached; inside
+``with backend.fresh_calls():`` the cache is not read (but still written), e.g. to retry
+errors.
 """
 
 from __future__ import annotations

@@ -4,29 +4,40 @@ Every LLM stage talks to a model through a :class:`Backend`: a list of :class:`R
 in, a list of :class:`Result` out, in the same order. Backends differ only in how one
 round of completions is obtained; caching, pydantic validation of structured output,
 bounded repair retries and usage accounting are shared and live here.
+
+What the response cache holds: only usable replies (free text, or structured replies that
+validate against their schema), each under the key of the request's *first* attempt, so a
+rerun of a request that needed repair turns is answered from the cache in one step. Invalid
+replies and failed calls are never stored, so a rerun asks the model again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from prefjudge.backends.cache import ResponseCache
+from prefjudge.backends.cache import CACHE_FORMAT, ResponseCache
 
 Role = Literal["system", "user", "assistant"]
 ErrorKind = Literal["invalid_output", "truncated", "rejected", "request_failed"]
 OnResult = Callable[["Result"], None]
 
-CACHE_FORMAT = 1
 REPAIR_PROMPT = (
     "Your previous reply could not be used: {error}\n"
     "Reply again with only a JSON object that matches the required schema."
 )
+#: Repair turns quote at most this many characters of an invalid reply (head and tail).
+REPAIR_QUOTE_CHARS = 4000
+#: Of those, this many come from the end of the reply.
+REPAIR_QUOTE_TAIL = 1000
+#: Longest description of one validation problem in an error message or repair turn.
+PROBLEM_CHARS = 300
 
 
 class BackendError(RuntimeError):
@@ -123,19 +134,25 @@ def chat(request_id: str, *turns: tuple[Role, str] | str, **kwargs: Any) -> Requ
 class Result(BaseModel):
     """What came back for one request.
 
+    A result served from the cache is the stored final valid reply: ``cached`` is True,
+    ``attempts`` is 1 (the repair turns that first produced it are not replayed) and the
+    token counts are 0 (no model call was made). Only valid replies are ever cached.
+
     Attributes:
         request_id: The request's id.
-        model: The model identity that answered (as used in the cache key).
-        text: Raw text of the last reply (kept on errors too; None when no reply came).
+        model: The model identity that answered (``model_id``; see ``Backend.identity``).
+        text: Raw text of the last reply, whole (kept on errors too; None when no reply
+            came). Repair turns and error messages quote only a bounded excerpt of it.
         parsed: The validated pydantic object for structured requests, else None.
         error: Why the request failed, or None when it succeeded.
         error_kind: ``invalid_output`` (reply failed validation after every retry),
             ``truncated`` (reply cut at ``max_tokens``), ``rejected`` (the server refused
-            the request, e.g. 400) or ``request_failed`` (timeouts, 429 or 5xx after every
-            retry, or an engine failure). Failed requests are not cached.
+            the request, e.g. 400) or ``request_failed`` (timeouts, 429, 5xx or a malformed
+            response body after every retry, or an engine failure). Neither failed requests
+            nor invalid replies are cached: a rerun asks the model again.
         finish_reason: The model's finish reason for the last reply.
-        attempts: Replies obtained for this request (1 + repair retries).
-        cached: True when every reply came from the cache (no model call was made).
+        attempts: Replies taken for this request (1 + repair turns; 1 when cached).
+        cached: True when the reply came from the cache (no model call was made).
         prompt_tokens: Prompt tokens of the model calls made for this request.
         completion_tokens: Completion tokens of the model calls made for this request.
     """
@@ -195,7 +212,8 @@ class Backend(Protocol):
 
     Attributes:
         kind: ``openai``, ``vllm`` or ``embedded``.
-        model_id: The model identity used in cache keys and results.
+        model_id: The model's name in results and reports (``--model-id`` or the model
+            name); part of :meth:`identity`.
         usage: Counters since the backend was created.
         notice: A line the CLI must show the user (e.g. the embedded model's caveat), or None.
     """
@@ -204,6 +222,33 @@ class Backend(Protocol):
     model_id: str
     usage: Usage
     notice: str | None
+
+    def identity(self) -> dict[str, Any]:
+        """Return what identifies the model that answers: the basis of every cache key.
+
+        A JSON-serialisable dict: ``backend`` (kind), ``model`` (``model_id``),
+        ``endpoint`` (the normalised base URL for ``openai``; ``vllm:<model path or hub
+        name>`` in process), ``weights`` (in process: the local folder with a fingerprint
+        of its files, or the hub name and revision; None over HTTP, where the weights
+        behind a URL cannot be seen) and ``options`` (settings that change outputs:
+        strict schema mode, extra request fields, output-changing engine arguments).
+        Equal identities mean "the same model answering the same way".
+
+        One URL restarted with other weights under the same served name looks the same:
+        give each its own ``--model-id`` (``model_id``) to keep their answers apart.
+
+        Returns:
+            The identity (a fresh dict each call).
+        """
+        ...
+
+    def fresh_calls(self) -> AbstractContextManager[None]:
+        """Return a context manager inside which the cache is not read (but still written).
+
+        Every request made inside it goes to the model, even when a valid reply is
+        cached; the new valid replies replace the cached ones.
+        """
+        ...
 
     def generate(
         self, requests: Sequence[Request], *, on_result: OnResult | None = None
@@ -266,11 +311,31 @@ class Call:
     key: str
 
 
+def excerpt(text: str, limit: int = REPAIR_QUOTE_CHARS, tail: int = REPAIR_QUOTE_TAIL) -> str:
+    """Return ``text``, or its head and tail with a marker when it is longer than ``limit``.
+
+    Args:
+        text: The text.
+        limit: Most characters kept (the marker comes on top).
+        tail: How many of them come from the end.
+
+    Returns:
+        The text, or its head, a line ``[... 9,996,000 characters cut ...]`` and its tail.
+    """
+    if len(text) <= limit:
+        return text
+    tail = min(tail, limit)
+    head = limit - tail
+    cut = len(text) - limit
+    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail :]}"
+
+
 class BackendBase:
-    """Shared machinery: cache keys, cache lookups, validation, repairs, usage.
+    """Shared machinery: identity, cache keys, cache lookups, validation, repairs, usage.
 
     Subclasses set ``kind`` and ``model_id`` and implement ``generate`` with the helpers
-    below (``_call``, ``_lookup``, ``_store``, ``_assess``, ``_repair``, ``_finish``).
+    below (``_call``, ``_lookup``, ``_assess``, ``_repair``, ``_finish``) and
+    :class:`AttemptState`, which accounts model calls and stores valid replies.
     """
 
     kind: ClassVar[str] = "base"
@@ -285,15 +350,56 @@ class BackendBase:
         self.cache = cache
         self.max_output_retries = max_output_retries
         self.usage = Usage()
+        self._fresh = 0
 
-    # -- cache ---------------------------------------------------------------------------
+    # -- identity --------------------------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        """Return what identifies the model that answers; see :meth:`Backend.identity`.
+
+        Every cache key is built from it. The endpoint is part of it, so the same
+        ``--model`` name on two servers never shares answers; but one URL restarted with
+        other weights under the same served name cannot be told apart: give each its own
+        ``--model-id``.
+
+        Returns:
+            ``{"backend", "model", "endpoint", "weights", "options"}``, JSON-serialisable.
+        """
+        return json.loads(
+            json.dumps(
+                {
+                    "backend": self.kind,
+                    "model": self.model_id,
+                    "endpoint": self._endpoint_identity(),
+                    "weights": self._weights_identity(),
+                    "options": self.output_options(),
+                },
+                sort_keys=True,
+                default=str,
+            )
+        )
+
+    def output_options(self) -> dict[str, Any]:
+        """Backend settings that change outputs (part of :meth:`identity`)."""
+        return {}
+
+    def _endpoint_identity(self) -> str | None:
+        """Where the model answers (a normalised URL, ``vllm:<model>``), or None."""
+        return None
+
+    def _weights_identity(self) -> dict[str, Any] | None:
+        """Which weights answer, when the backend can see them, else None."""
+        return None
+
+    # -- cache -----------------------------------------------------------------------------
 
     def cache_key(self, request: Request, messages: list[dict[str, str]]) -> str:
         """Return the cache key of one attempt of ``request`` with ``messages``.
 
-        The key covers what changes the output (backend kind, model identity, messages,
-        sampling, sample index, schema and how it is sent) and nothing that doesn't (request
-        id, concurrency, timeouts, retry settings).
+        The key covers what changes the output (:meth:`identity`: backend kind, model id,
+        endpoint, weights, output options; and the messages, sampling, sample index, schema
+        and how it is sent) and nothing that doesn't (request id, concurrency, timeouts,
+        retry settings).
 
         Args:
             request: The request.
@@ -304,31 +410,42 @@ class BackendBase:
         """
         payload = {
             "format": CACHE_FORMAT,
-            "backend": self.kind,
-            "model": self.model_id,
+            "identity": self.identity(),
             "messages": messages,
             "sampling": request.sampling.model_dump(mode="json"),
             "sample": request.sample,
             "schema": request.json_schema(),
             "schema_name": request.response_format_name() if request.schema_model else None,
-            "options": self.output_options(),
         }
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-    def output_options(self) -> dict[str, Any]:
-        """Backend settings that change outputs (part of every cache key)."""
-        return {}
+    @contextmanager
+    def fresh_calls(self) -> Iterator[None]:
+        """Inside this context the cache is not read: every request goes to the model.
+
+        Valid replies are still written (replacing what was cached under the same key),
+        so a later run outside the context finds the fresh answers. For retrying requests
+        whose earlier answers are suspect (``--retry-errors``). Contexts may nest.
+
+        Yields:
+            Nothing.
+        """
+        self._fresh += 1
+        try:
+            yield
+        finally:
+            self._fresh -= 1
 
     def _call(self, request: Request, messages: list[dict[str, str]] | None = None) -> Call:
         msgs = messages if messages is not None else [m.model_dump() for m in request.messages]
         return Call(request=request, messages=msgs, key=self.cache_key(request, msgs))
 
     def _lookup(self, call: Call) -> Completion | None:
-        if self.cache is None:
+        if self.cache is None or self._fresh:
             return None
         data = self.cache.get(call.key)
-        if data is None:
+        if data is None or not isinstance(data.get("text"), str):
             return None
         self.usage.cache_hits += 1
         return Completion(
@@ -339,12 +456,22 @@ class BackendBase:
             cached=True,
         )
 
-    def _store(self, call: Call, completion: Completion) -> None:
+    def _count_call(self, completion: Completion) -> None:
+        """Account one reply obtained from the model (not from the cache)."""
         self.usage.model_calls += 1
         self.usage.prompt_tokens += completion.prompt_tokens
         self.usage.completion_tokens += completion.completion_tokens
+
+    def _store(self, key: str, completion: Completion) -> None:
+        """Cache a valid reply under ``key`` (committed at once)."""
         if self.cache is not None:
-            self.cache.put(call.key, completion.to_json(), model=self.model_id)
+            self.cache.put(
+                key,
+                completion.to_json(),
+                model=self.model_id,
+                backend=self.kind,
+                endpoint=self._endpoint_identity(),
+            )
 
     # -- validation ------------------------------------------------------------------------
 
@@ -364,7 +491,11 @@ class BackendBase:
         except ValidationError as exc:
             self.usage.invalid_outputs += 1
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                excerpt(
+                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}",
+                    PROBLEM_CHARS,
+                    PROBLEM_CHARS // 3,
+                )
                 for err in exc.errors()[:5]
             )
             if truncated:
@@ -373,11 +504,23 @@ class BackendBase:
         return parsed, None, False
 
     def _repair(self, call: Call, text: str, error: str) -> Call:
-        """Return the next attempt: the conversation plus the bad reply and what was wrong."""
+        """Return the next attempt: the conversation plus the bad reply and what was wrong.
+
+        The bad reply is quoted as an excerpt (at most ``REPAIR_QUOTE_CHARS`` characters,
+        head and tail, with a marker of what was cut), so a runaway reply is not sent back
+        in every repair turn.
+        """
+        quoted = excerpt(text)
+        prompt = REPAIR_PROMPT.format(error=error)
+        if quoted != text:
+            prompt += (
+                f"\n(Your reply was {len(text):,} characters long; only its beginning and end "
+                "are quoted above.)"
+            )
         messages = [
             *call.messages,
-            {"role": "assistant", "content": text},
-            {"role": "user", "content": REPAIR_PROMPT.format(error=error)},
+            {"role": "assistant", "content": quoted},
+            {"role": "user", "content": prompt},
         ]
         return self._call(call.request, messages)
 
@@ -424,12 +567,18 @@ class BackendBase:
 
 
 class AttemptState:
-    """The progress of one request through its attempts (used by every backend)."""
+    """The progress of one request through its attempts (used by every backend).
+
+    Backends hand it every reply (:meth:`take`) or failure (:meth:`fail`); it accounts
+    model calls and stores the final valid reply under the first attempt's key, so a rerun
+    of the request is one cache hit whatever repairs it took.
+    """
 
     def __init__(self, backend: BackendBase, request: Request):
         self.backend = backend
         self.request = request
         self.call = backend._call(request)
+        self.first_key = self.call.key
         self.attempts = 0
         self.all_cached = True
         self.prompt_tokens = 0
@@ -446,8 +595,11 @@ class AttemptState:
             self.all_cached = False
             self.prompt_tokens += completion.prompt_tokens
             self.completion_tokens += completion.completion_tokens
+            backend._count_call(completion)
         parsed, error, truncated = backend._assess(self.request, completion)
         if error is None:
+            if not completion.cached:
+                backend._store(self.first_key, completion)
             self.result = self._finish(completion, parsed=parsed)
             return True
         if self.attempts > backend.max_output_retries:

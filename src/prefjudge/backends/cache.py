@@ -1,8 +1,15 @@
 """A persistent response cache in SQLite, shared by every backend.
 
-Each model reply is committed as soon as it arrives, so a stage killed mid-run and started
-again finds its finished calls here and repeats none of them. WAL mode lets several
+Each valid model reply is committed as soon as it arrives, so a stage killed mid-run and
+started again finds its finished calls here and repeats none of them. WAL mode lets several
 processes read and write the same file.
+
+Keys are computed by the backends (``BackendBase.cache_key``) and include
+:data:`CACHE_FORMAT`; each row also records the backend kind, model id and endpoint that
+produced it (for ``prefjudge cache info|clear``). A file written by an older prefjudge is
+migrated in place (the new columns are added); its rows were keyed by an older recipe, so
+they are never read again: ``stats`` counts them as old-format rows and ``clear`` removes
+them.
 """
 
 from __future__ import annotations
@@ -11,10 +18,21 @@ import json
 import os
 import sqlite3
 import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 DEFAULT_CACHE_NAME = "responses.sqlite"
+
+#: Version of the key recipe. 2: keys cover the backend's identity (endpoint, weights) and
+#: only valid replies are stored. Rows of older formats are never read.
+CACHE_FORMAT = 2
+
+# columns added after format 1 (name -> declaration), added in place to older files
+_NEW_COLUMNS = {"backend": "TEXT", "endpoint": "TEXT", "format": "INTEGER"}
+_OLD = "(format IS NULL OR format < ?)"
+_CURRENT = "(format IS NOT NULL AND format >= ?)"
 
 
 def default_cache_path() -> Path:
@@ -31,6 +49,69 @@ def default_cache_path() -> Path:
         return Path(env).expanduser()
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "prefjudge" / DEFAULT_CACHE_NAME
+
+
+def _iso(when: float | None) -> str | None:
+    if when is None:
+        return None
+    return datetime.fromtimestamp(when, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class CacheGroup:
+    """The current-format entries of one backend kind, model id and endpoint.
+
+    Attributes:
+        backend: Backend kind (``openai``, ``vllm``, ``embedded``).
+        model: Model id.
+        endpoint: Normalised base URL, or ``vllm:<model>`` for in-process engines.
+        entries: Number of stored replies.
+        oldest: When the oldest was stored (seconds since the epoch).
+        newest: When the newest was stored.
+    """
+
+    backend: str | None
+    model: str
+    endpoint: str | None
+    entries: int
+    oldest: float
+    newest: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the group as JSON-ready values (dates as ISO 8601, UTC)."""
+        out = asdict(self)
+        out["oldest"], out["newest"] = _iso(self.oldest), _iso(self.newest)
+        return out
+
+
+@dataclass
+class CacheStats:
+    """What a cache file holds.
+
+    Attributes:
+        path: The file.
+        size_bytes: Size on disk (the database plus its write-ahead log).
+        entries: All rows.
+        old_format_entries: Rows of an older key format (never read; ``clear`` removes them).
+        groups: Current-format rows by backend, model and endpoint, most entries first.
+    """
+
+    path: Path
+    size_bytes: int
+    entries: int
+    old_format_entries: int
+    groups: list[CacheGroup] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the statistics as JSON-ready values."""
+        return {
+            "path": str(self.path),
+            "size_bytes": self.size_bytes,
+            "entries": self.entries,
+            "old_format_entries": self.old_format_entries,
+            "format": CACHE_FORMAT,
+            "groups": [g.as_dict() for g in self.groups],
+        }
 
 
 class ResponseCache:
@@ -52,23 +133,151 @@ class ResponseCache:
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS responses ("
             " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL,"
-            " response TEXT NOT NULL)"
+            " response TEXT NOT NULL, backend TEXT, endpoint TEXT, format INTEGER)"
         )
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns a format-1 file lacks (its rows stay, never read again)."""
+        have = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+        for name, declaration in _NEW_COLUMNS.items():
+            if name in have:
+                continue
+            try:
+                self._conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {declaration}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc).lower():
+                    raise
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the stored reply for ``key``, or None."""
         row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put(self, key: str, response: dict[str, Any], *, model: str) -> None:
-        """Store (or replace) the reply for ``key`` and commit it at once."""
+    def put(
+        self,
+        key: str,
+        response: dict[str, Any],
+        *,
+        model: str,
+        backend: str | None = None,
+        endpoint: str | None = None,
+    ) -> None:
+        """Store (or replace) the reply for ``key`` and commit it at once.
+
+        Args:
+            key: The cache key.
+            response: The reply (JSON-serialisable).
+            model: Model id that produced it.
+            backend: Backend kind that produced it.
+            endpoint: Where it came from (normalised base URL or ``vllm:<model>``).
+        """
         self._conn.execute(
-            "INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)",
-            (key, model, time.time(), json.dumps(response, ensure_ascii=False)),
+            "INSERT OR REPLACE INTO responses"
+            " (key, model, created, response, backend, endpoint, format)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                model,
+                time.time(),
+                json.dumps(response, ensure_ascii=False),
+                backend,
+                endpoint,
+                CACHE_FORMAT,
+            ),
         )
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    # -- maintenance (prefjudge cache info|clear) ------------------------------------------
+
+    def stats(self) -> CacheStats:
+        """Return what the file holds: counts by backend, model and endpoint, with dates."""
+        old = self._conn.execute(
+            f"SELECT COUNT(*) FROM responses WHERE {_OLD}", (CACHE_FORMAT,)
+        ).fetchone()[0]
+        rows = self._conn.execute(
+            "SELECT backend, model, endpoint, COUNT(*), MIN(created), MAX(created)"
+            f" FROM responses WHERE {_CURRENT} GROUP BY backend, model, endpoint"
+            " ORDER BY COUNT(*) DESC, model",
+            (CACHE_FORMAT,),
+        ).fetchall()
+        groups = [CacheGroup(b, m, e, int(n), float(lo), float(hi)) for b, m, e, n, lo, hi in rows]
+        return CacheStats(
+            path=self.path,
+            size_bytes=self.size_bytes(),
+            entries=len(self),
+            old_format_entries=int(old),
+            groups=groups,
+        )
+
+    def size_bytes(self) -> int:
+        """Return the size on disk: the database file plus its write-ahead log."""
+        total = 0
+        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
+            try:
+                total += path.stat().st_size
+            except OSError:
+                pass
+        return total
+
+    @staticmethod
+    def _where(
+        model: str | None, older_than_days: float | None, old_format: bool
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if model is not None:
+            prefix = f"{model} ["
+            clauses.append("(model = ? OR substr(model, 1, ?) = ?)")
+            params += [model, len(prefix), prefix]
+        if older_than_days is not None:
+            clauses.append("created < ?")
+            params.append(time.time() - older_than_days * 86400.0)
+        if old_format:
+            clauses.append(_OLD)
+            params.append(CACHE_FORMAT)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    def count(
+        self,
+        *,
+        model: str | None = None,
+        older_than_days: float | None = None,
+        old_format: bool = False,
+    ) -> int:
+        """Return how many rows :meth:`clear` with the same filters would delete."""
+        where, params = self._where(model, older_than_days, old_format)
+        row = self._conn.execute(f"SELECT COUNT(*) FROM responses{where}", params).fetchone()
+        return int(row[0])
+
+    def clear(
+        self,
+        *,
+        model: str | None = None,
+        older_than_days: float | None = None,
+        old_format: bool = False,
+    ) -> int:
+        """Delete rows: all of them, or those matching every filter given.
+
+        Args:
+            model: Only this model id; for in-process backends, whose ids carry the
+                output-changing engine arguments (``name [dtype=...]``), the bare name
+                matches them all.
+            older_than_days: Only rows stored more than this many days ago.
+            old_format: Only rows of an older key format (never read).
+
+        Returns:
+            The number of rows deleted.
+        """
+        where, params = self._where(model, older_than_days, old_format)
+        return int(self._conn.execute(f"DELETE FROM responses{where}", params).rowcount)
+
+    def vacuum(self) -> None:
+        """Give the space of deleted rows back to the file system."""
+        self._conn.execute("VACUUM")
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Close the database connection."""

@@ -208,6 +208,25 @@ class EmbeddedBackend(VllmBackend):
         """Return the checkpoint folder, converting the GGUF first when needed."""
         return str(ensure_checkpoint(self.checkpoint_dir))
 
+    def _endpoint_identity(self) -> str:
+        return f"vllm:{MODEL_NAME}"
+
+    def _describe_weights(self) -> dict[str, Any]:
+        """Return the source of the weights: the packaged GGUF (name, size, version).
+
+        The converted checkpoint is derived from it (where it lives does not matter), so
+        this is known before any conversion. When the package is gone, the checkpoint's
+        marker says which GGUF it was converted from.
+        """
+        try:
+            return {"embedded": _source_info(find_gguf())}
+        except (BackendError, OSError):
+            pass
+        try:
+            return {"embedded": json.loads((self.checkpoint_dir / MARKER).read_text())}
+        except (OSError, ValueError):
+            return {"embedded": "missing"}
+
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m prefjudge.backends.embedded prepare [DIR]``: convert the checkpoint.

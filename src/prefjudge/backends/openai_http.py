@@ -2,8 +2,11 @@
 
 This is how prefjudge reaches a ``vllm serve`` deployment, OpenAI itself, or any compatible
 server. Requests run concurrently on asyncio (bounded by ``max_concurrency``); timeouts,
-429 and 5xx are retried with exponential backoff, honouring ``Retry-After``. Structured
-requests send the standard ``response_format={"type": "json_schema", ...}``.
+connection errors, 429, 5xx and malformed response bodies are retried with exponential
+backoff, honouring ``Retry-After``. ``timeout`` is a deadline for a whole HTTP call
+(connect, send, and every byte of the reply), so a server that trickles bytes or never ends
+its body cannot stall a run. Structured requests send the standard
+``response_format={"type": "json_schema", ...}``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import random
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 from prefjudge.backends.base import (
     AttemptState,
@@ -33,6 +37,31 @@ from prefjudge.backends.cache import ResponseCache
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 NO_KEY = "EMPTY"
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+class MalformedResponse(ValueError):
+    """A 2xx response whose body is not a usable chat completion (retried like a 5xx)."""
+
+
+def normalize_base_url(base_url: str | None) -> str:
+    """Return the endpoint as it identifies answers in the cache.
+
+    Args:
+        base_url: ``--base-url``; None means what the ``openai`` client uses then:
+            ``$OPENAI_BASE_URL``, else OpenAI's own API.
+
+    Returns:
+        The URL with surrounding spaces and trailing slashes removed and the scheme and
+        host lower-cased, e.g. ``http://127.0.0.1:8000/v1``.
+    """
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).strip()
+    parts = urlsplit(url)
+    if parts.scheme and parts.netloc:
+        url = urlunsplit(
+            (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment)
+        )
+    return url.rstrip("/")
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -80,11 +109,15 @@ class OpenAIBackend(BackendBase):
         api_key_env: Name of the environment variable holding the API key. A local
             endpoint (``base_url`` set) works without one.
         api_key: The key itself (overrides ``api_key_env``; for tests and embedding).
-        model_id: Model identity for cache keys; defaults to ``model``. Set it when the same
-            name can mean different weights (e.g. ``default`` on two servers).
+        model_id: Model name in results and cache keys; defaults to ``model``. The endpoint
+            (``base_url``) is part of every cache key already, so the same name on two
+            servers never shares answers; set ``model_id`` when one URL serves different
+            weights over time under the same name (e.g. a server restarted with another
+            checkpoint), which nothing else can tell apart.
         cache: Response cache, or None for no caching.
         max_concurrency: Most requests in flight at once.
-        timeout: Seconds one HTTP request may take before it is retried.
+        timeout: Deadline in seconds for one whole HTTP call (connect, send and the complete
+            reply); a call past it is abandoned and retried like any timeout.
         max_retries: Transport retries per call (timeouts, connection errors, 429, 5xx).
         backoff_base: First backoff delay in seconds (doubles per retry, with jitter).
         backoff_max: Longest single wait, ``Retry-After`` included.
@@ -135,6 +168,7 @@ class OpenAIBackend(BackendBase):
             key = NO_KEY
         self.model = model
         self.base_url = base_url
+        self.endpoint = normalize_base_url(base_url)
         self._api_key = key
         self.max_concurrency = max_concurrency
         self.timeout = timeout
@@ -147,6 +181,9 @@ class OpenAIBackend(BackendBase):
     def output_options(self) -> dict[str, Any]:
         """Settings that change outputs: strict schema mode and extra request fields."""
         return {"strict": self.strict_schema, "extra_body": self.extra_body}
+
+    def _endpoint_identity(self) -> str:
+        return self.endpoint
 
     # -- public ----------------------------------------------------------------------------
 
@@ -174,9 +211,13 @@ class OpenAIBackend(BackendBase):
 
             client = self._client()
             try:
-                page = await client.models.list()
+                page = await asyncio.wait_for(client.models.list(), self.timeout)
                 return [m.id for m in page.data]
-            except openai.OpenAIError as exc:
+            except asyncio.TimeoutError as exc:
+                raise BackendError(
+                    f"cannot list models at {self._where()}: no answer in {self.timeout:g} s"
+                ) from exc
+            except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
                 raise BackendError(f"cannot list models at {self._where()}: {exc}") from exc
             finally:
                 await client.close()
@@ -210,7 +251,6 @@ class OpenAIBackend(BackendBase):
                         state.fail(outcome)
                         break
                     completion = outcome
-                    self._store(state.call, completion)
                 state.take(completion)
             assert state.result is not None
             if on_result is not None:
@@ -252,7 +292,12 @@ class OpenAIBackend(BackendBase):
         return kwargs
 
     async def _complete(self, client: Any, call: Call) -> Completion | CallFailure:
-        """One call with transport retries; never raises for per-request problems."""
+        """One call with transport retries; never raises for per-request problems.
+
+        Each HTTP call gets ``timeout`` seconds in all. A 2xx response with a malformed body
+        (truncated or not JSON, no choices, wrong types) is retried like a 5xx: it is most
+        often a cut connection or a proxy's error page.
+        """
         import openai
 
         kwargs = self._request_kwargs(call)
@@ -260,8 +305,11 @@ class OpenAIBackend(BackendBase):
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             try:
-                response = await client.chat.completions.create(**kwargs)
-            except openai.APITimeoutError:
+                response = await asyncio.wait_for(
+                    client.chat.completions.create(**kwargs), self.timeout
+                )
+                outcome = _completion_of(response)
+            except (asyncio.TimeoutError, openai.APITimeoutError):
                 last = f"timed out after {self.timeout:g} s"
             except openai.APIConnectionError as exc:
                 last = f"connection failed: {exc}"
@@ -276,8 +324,10 @@ class OpenAIBackend(BackendBase):
                     return CallFailure("rejected", f"HTTP {status}: {detail}")
                 last = f"HTTP {status}: {detail}"
                 retry_after = parse_retry_after(exc.response.headers)
+            except (openai.APIError, ValueError) as exc:  # ValueError: JSON, pydantic, ours
+                last = f"malformed response: {type(exc).__name__}: {str(exc)[:300]}"
             else:
-                return _completion_of(response)
+                return outcome
             if attempt == self.max_retries:
                 break
             self.usage.retries += 1
@@ -312,22 +362,46 @@ def _error_detail(exc: Any) -> str:
     return str(getattr(exc, "message", exc))[:500]
 
 
+def _tokens(usage: Any, name: str) -> int:
+    """A token count from the usage block; 0 when missing or not a count (never fatal)."""
+    value = getattr(usage, name, None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return 0
+    return int(value)
+
+
 def _completion_of(response: Any) -> Completion | CallFailure:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return CallFailure("request_failed", "the server answered with no choices")
+    """Read the reply out of a parsed response, checking its shape.
+
+    The ``openai`` client does not validate response bodies, so anything may arrive here
+    (a string for a non-JSON body, None, a list, fields of the wrong type).
+
+    Raises:
+        MalformedResponse: When the body is not a usable chat completion.
+    """
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        what = "no choices" if not choices else f"choices of type {type(choices).__name__}"
+        raise MalformedResponse(f"the server answered with {what}")
     choice = choices[0]
     message = getattr(choice, "message", None)
+    if message is None:
+        raise MalformedResponse("the server answered with a choice without a message")
     text = getattr(message, "content", None)
     refusal = getattr(message, "refusal", None)
     if text is None:
         if refusal:
-            return CallFailure("rejected", f"the model refused: {refusal}")
+            return CallFailure("rejected", f"the model refused: {str(refusal)[:500]}")
         text = ""
+    if not isinstance(text, str):
+        raise MalformedResponse(f"the reply's content is {type(text).__name__}, not text")
+    finish_reason = getattr(choice, "finish_reason", None)
+    if finish_reason is not None and not isinstance(finish_reason, str):
+        raise MalformedResponse(f"finish_reason is {finish_reason!r}")
     usage = getattr(response, "usage", None)
     return Completion(
         text=text,
-        finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        finish_reason=finish_reason,
+        prompt_tokens=_tokens(usage, "prompt_tokens"),
+        completion_tokens=_tokens(usage, "completion_tokens"),
     )

@@ -11,9 +11,11 @@ command already does).
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from prefjudge.backends.base import (
@@ -40,6 +42,11 @@ OUTPUT_ENGINE_ARGS = (
     "kv_cache_dtype",
     "seed",
     "max_model_len",
+)
+
+# Files of a local model folder whose names, sizes and modification times fingerprint it.
+FINGERPRINT_SUFFIXES = frozenset(
+    {".json", ".safetensors", ".bin", ".pt", ".pth", ".gguf", ".model", ".tiktoken", ".txt"}
 )
 
 INSTALL_HINT = (
@@ -89,6 +96,54 @@ def describe_model(name: str, engine_args: dict[str, Any]) -> str:
     return name + (f" [{', '.join(marks)}]" if marks else "")
 
 
+def fingerprint(path: str | os.PathLike[str]) -> str:
+    """Return a cheap fingerprint of a local model: names, sizes and mtimes of its files.
+
+    For a folder, its top-level configuration, tokenizer and weight files (see
+    ``FINGERPRINT_SUFFIXES``); for a single file (a GGUF), that file. No file is read, so
+    this is instant even for large checkpoints; replacing the weights (or touching them)
+    changes it.
+
+    Args:
+        path: A model folder or file.
+
+    Returns:
+        16 hex digits.
+    """
+    target = Path(path)
+    files = (
+        [target]
+        if target.is_file()
+        else sorted(f for f in target.iterdir() if f.is_file() and f.suffix in FINGERPRINT_SUFFIXES)
+    )
+    entries = []
+    for file in files:
+        stat = file.stat()
+        entries.append([file.name, stat.st_size, int(stat.st_mtime)])
+    return hashlib.sha256(json.dumps(entries).encode()).hexdigest()[:16]
+
+
+def describe_weights(model: str, engine_args: dict[str, Any]) -> dict[str, Any]:
+    """Return which weights ``vllm.LLM(model=model, **engine_args)`` loads.
+
+    Args:
+        model: A local folder or file, or a hub name.
+        engine_args: ``vllm.LLM`` keyword arguments (``revision`` matters for hub names).
+
+    Returns:
+        ``{"path": <absolute path>, "fingerprint": ...}`` for a local model, else
+        ``{"hub": <name>, "revision": <revision or None>}`` (None: whatever the hub's
+        default branch holds; pin ``revision`` or set ``model_id`` to tell versions apart).
+    """
+    local = Path(model).expanduser()
+    if local.exists():
+        try:
+            return {"path": str(local.resolve()), "fingerprint": fingerprint(local)}
+        except OSError as exc:
+            return {"path": str(local.resolve()), "fingerprint": f"unreadable: {exc}"}
+    return {"hub": model, "revision": engine_args.get("revision")}
+
+
 def vllm_available() -> bool:
     """Whether vLLM can be found (without importing it)."""
     import importlib.util
@@ -118,8 +173,10 @@ class VllmBackend(BackendBase):
         model: A model name or local checkpoint folder, as ``vllm.LLM(model=...)`` takes it.
         engine_args: Other ``vllm.LLM`` keyword arguments (``tensor_parallel_size``,
             ``max_model_len``, ``gpu_memory_utilization``, ``enforce_eager``, ...).
-        model_id: Model identity for cache keys; defaults to ``model`` plus the engine
-            arguments that change outputs (dtype, quantization, revision, ...).
+        model_id: Model name in results and cache keys; defaults to ``model`` plus the
+            engine arguments that change outputs (dtype, quantization, revision, ...). The
+            cache keys also cover the weights: a local folder's absolute path and a
+            fingerprint of its files, or a hub name and ``revision``.
         cache: Response cache, or None.
         max_output_retries: Repair rounds for structured replies that fail validation.
     """
@@ -143,6 +200,26 @@ class VllmBackend(BackendBase):
             model_id = describe_model(model, self.engine_args)
         super().__init__(model_id=model_id, cache=cache, max_output_retries=max_output_retries)
         self._llm: Any = None
+        self._weights: dict[str, Any] | None = None
+
+    # -- identity --------------------------------------------------------------------------
+
+    def output_options(self) -> dict[str, Any]:
+        """The engine arguments that change outputs (``OUTPUT_ENGINE_ARGS``)."""
+        return {k: self.engine_args[k] for k in OUTPUT_ENGINE_ARGS if k in self.engine_args}
+
+    def _endpoint_identity(self) -> str:
+        weights = self._weights_identity()
+        return f"vllm:{weights.get('path') or weights.get('hub') or self.model}"
+
+    def _weights_identity(self) -> dict[str, Any]:
+        if self._weights is None:  # once per backend: the files are not looked at again
+            self._weights = self._describe_weights()
+        return self._weights
+
+    def _describe_weights(self) -> dict[str, Any]:
+        """Return which weights this backend loads (see :func:`describe_weights`)."""
+        return describe_weights(self.model, self.engine_args)
 
     # -- engine ----------------------------------------------------------------------------
 
@@ -209,7 +286,6 @@ class VllmBackend(BackendBase):
                         state.fail(outcome)
                         self._done(state, on_result)
                         continue
-                    self._store(state.call, outcome)
                     if state.take(outcome):
                         self._done(state, on_result)
             pending = [s for s in pending if s.result is None]

@@ -2,12 +2,52 @@
 
 from __future__ import annotations
 
+import errno
+from typing import Any
+
 import click
 
 from prefjudge import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class PrefjudgeGroup(click.Group):
+    """The top-level group: known failures become one-line messages, never tracebacks.
+
+    Commands turn their own domain errors into click errors; this is the net under them for
+    what can happen anywhere: a bad input file (:class:`prefjudge.io.InputError`), a journal
+    that cannot be opened or written, and the operating system refusing a read or write
+    (disk full, permission denied, a folder where a file should be). Records already written
+    stay where they are: journals flush each record as it is made.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, turning known failures into ``click.ClickException``."""
+        from prefjudge.io import InputError
+        from prefjudge.journal import JournalError
+
+        try:
+            return super().invoke(ctx)
+        except (InputError, JournalError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise click.ClickException(os_error_message(exc)) from exc
+
+
+def os_error_message(exc: OSError) -> str:
+    """A one-line message for an operating-system error, naming the file when known."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.ENOSPC:
+        reason = "no space left on the device"
+    hint = ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = " (records written before are kept: free space and rerun the command to resume)"
+    return f"{where}{reason}{hint}"
+
+
+@click.group(cls=PrefjudgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="prefjudge")
 def main() -> None:
     """Judge code-generating LLMs the way their users do."""

@@ -6,38 +6,23 @@ import time
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from prefjudge.augment import dumps_summary, select_llm, select_rule, summarize
-from prefjudge.backends import BackendError, create_backend
+from prefjudge.backends import Backend, BackendError, Sampling, create_backend
 from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
+from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
 from prefjudge.cli.tables import stdout
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
-from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
+from prefjudge.io import InputError, summary_path
+from prefjudge.journal import Journal
+from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
-from prefjudge.taxonomy import load_taxonomy
+from prefjudge.taxonomy import Taxonomy, load_taxonomy
 
 LLM_CHUNK = 64
-
-
-def _resume(out: Path, k: int, seed: int) -> dict[str, AugmentedTask]:
-    done: dict[str, AugmentedTask] = {}
-    for number, data in enumerate(read_existing(out), start=1):
-        try:
-            record = AugmentedTask.model_validate(data)
-        except ValidationError as exc:
-            raise click.ClickException(f"{out}:{number}: not an augmented task: {exc}") from exc
-        stats = record.metadata.get("augment", {})
-        if record.selector_seed != seed or stats.get("k", k) != k:
-            raise click.ClickException(
-                f"{out} was made with seed {record.selector_seed} and k {stats.get('k')}; "
-                f"this run has seed {seed} and k {k}: use another -o"
-            )
-        done[record.task_id] = record
-    return done
 
 
 def _print_summary(summary: dict, console: Console) -> None:
@@ -65,13 +50,14 @@ def _print_summary(summary: dict, console: Console) -> None:
 @main.command("augment")
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-              help="Augmented task JSONL (appended; rerun to resume).")
+              help="Augmented task JSONL (appended; rerunning resumes).")
 @click.option("--k", "k", type=click.IntRange(1, 30), default=5, show_default=True,
               help="Instructions per task.")
 @click.option("--selector", type=click.Choice(["rule", "llm"]),
               help="Who chooses: deterministic rules, or the configured model "
               "[llm when a model is configured, else rule].")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@force_new_option
 @backend_options(stage="augment")
 def augment(
     tasks_path: str,
@@ -79,6 +65,7 @@ def augment(
     k: int,
     selector: str | None,
     limit: int | None,
+    force_new: bool,
     backend_config: BackendConfig,
 ) -> None:
     """Choose k relevant, non-conflicting instructions with parameters for each task.
@@ -100,22 +87,39 @@ def augment(
     if limit is not None:
         tasks = tasks[:limit]
     out = Path(output)
-    done = _resume(out, k, seed)
-    todo = [task for task in tasks if task.task_id not in done]
-    if done:
-        console.print(f"resuming: {len(done)} tasks already in {out}, {len(todo)} to do")
     taxonomy = load_taxonomy()
-    new: list[AugmentedTask] = []
-    with JsonlAppender(out) as writer:
-        if selector == "rule":
-            for task in todo:
-                record = select_rule(task, k, seed, taxonomy)
-                writer.write(record)
-                new.append(record)
-        elif todo:
-            _run_llm(todo, backend_config, k, seed, taxonomy, writer, new, console)
-    wanted = {task.task_id for task in tasks}
-    records = [r for r in done.values() if r.task_id in wanted] + new
+    backend = None
+    if selector == "llm":
+        try:
+            backend = create_backend(backend_config)
+        except BackendError as exc:
+            raise click.ClickException(str(exc)) from exc
+    settings: dict[str, object] = {
+        "k": k, "seed": seed, "selector": selector,
+        "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
+    }
+    if backend is not None:
+        sampling = backend_config.sampling(max_tokens=512, seed=seed)
+        settings.update(model_settings(backend, sampling))
+        settings["prompt"] = content_digest(data_dir("rubrics") / "prompts" / "augment_selector.md")
+    journal = Journal(out, AugmentedTask, lambda record: record.task_id, stage="augment",
+                      inputs={"tasks": tasks_path}, settings=settings, force_new=force_new)
+    try:
+        with open_journal(journal, console):
+            todo = [task for task in tasks if task.task_id not in journal.done]
+            if journal.resumed:
+                console.print(f"resuming: {len(journal.done)} tasks already in {out}, "
+                              f"{len(todo)} to do")
+            if backend is None:
+                for task in todo:
+                    journal.write(select_rule(task, k, seed, taxonomy))
+            elif todo:
+                _run_llm(todo, backend, sampling, k, seed, taxonomy, journal, console)
+            wanted = {task.task_id for task in tasks}
+            records = [r for r in journal.records() if r.task_id in wanted]
+    finally:
+        if backend is not None:
+            backend.close()
     summary = summarize(records, taxonomy)
     summary.update({"k": k, "seed": seed, "selector": selector, "tasks_file": tasks_path})
     summary_path(out, ".json").write_text(dumps_summary(summary) + "\n", encoding="utf-8")
@@ -125,32 +129,25 @@ def augment(
 
 def _run_llm(
     todo: list[Task],
-    config: BackendConfig,
+    backend: Backend,
+    sampling: Sampling,
     k: int,
     seed: int,
-    taxonomy: object,
-    writer: JsonlAppender,
-    new: list[AugmentedTask],
+    taxonomy: Taxonomy,
+    journal: Journal[AugmentedTask],
     console: Console,
 ) -> None:
     started = time.monotonic()
     try:
-        backend = create_backend(config)
-    except BackendError as exc:
-        raise click.ClickException(str(exc)) from exc
-    try:
-        sampling = config.sampling(max_tokens=512, seed=seed)
         with backend_progress(console, len(todo), "selector calls") as advance:
             for start in range(0, len(todo), LLM_CHUNK):
                 chunk = todo[start : start + LLM_CHUNK]
                 for record in select_llm(
-                    chunk, backend, k=k, seed=seed, taxonomy=taxonomy,  # type: ignore[arg-type]
+                    chunk, backend, k=k, seed=seed, taxonomy=taxonomy,
                     sampling=sampling, on_result=advance,
                 ):
-                    writer.write(record)
-                    new.append(record)
+                    journal.write(record)
     except BackendError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(f"{exc} (tasks written so far are kept)") from exc
     finally:
         report_usage(console, backend, started=started)
-        backend.close()

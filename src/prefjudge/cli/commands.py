@@ -2,6 +2,7 @@
 
 from prefjudge.cli import (  # noqa: F401
     augment_cmd,
+    cache_cmd,
     generate_cmd,
     guidance_cmd,
     instructions_cmd,

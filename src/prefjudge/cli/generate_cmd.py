@@ -12,9 +12,18 @@ from rich.markup import escape
 
 from prefjudge.backends import BackendError, create_backend
 from prefjudge.cli import main
+from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
-from prefjudge.io import InputError, JsonlAppender, read_existing, read_records
-from prefjudge.protocols import PROTOCOLS, ProtocolRunner, instruction_problems, parse_k
+from prefjudge.io import InputError, read_records
+from prefjudge.journal import Journal
+from prefjudge.paths import data_dir
+from prefjudge.protocols import (
+    PROTOCOLS,
+    ProtocolGeneration,
+    ProtocolRunner,
+    instruction_problems,
+    parse_k,
+)
 from prefjudge.records import AugmentedTask
 
 console = Console(stderr=True)
@@ -32,7 +41,8 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
     default=Path("generations.jsonl"), show_default=True,
-    help="Generations (JSONL), written as they finish; rerunning resumes by id.",
+    help="Generations (JSONL), written as they finish; rerunning resumes (same model, "
+    "inputs and sampling; see --force-new).",
 )
 @click.option(
     "--protocol", type=click.Choice(["single", "multi", "both"]), default="both",
@@ -46,6 +56,9 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
               help="Samples per prompt.")
 @click.option("--name", "model_name", help="Model name written in the records (e.g. for "
               "`prefjudge rank` and `persona compare`) [the backend's model identity].")
+@click.option("--retry-errors", is_flag=True,
+              help="Make again the generations whose model call failed in an earlier run.")
+@force_new_option
 @backend_options(stage="generate")
 def generate_command(
     augmented: Path,
@@ -54,6 +67,8 @@ def generate_command(
     ks: list[int],
     samples: int,
     model_name: str | None,
+    retry_errors: bool,
+    force_new: bool,
     backend_config: BackendConfig,
 ) -> None:
     """Ask a model for every task of AUGMENTED (augmented-task JSONL) under each protocol.
@@ -72,8 +87,9 @@ def generate_command(
     problems = instruction_problems(tasks, ks)
     if problems:
         raise click.ClickException("invalid instructions:\n" + "\n".join(problems))
+    if not tasks:
+        raise click.ClickException(f"{augmented}: no tasks (the file is empty)")
     protocols = PROTOCOLS if protocol == "both" else (protocol,)
-    previous = {rec["id"]: rec for rec in read_existing(output) if rec.get("id")}
 
     started = time.monotonic()
     try:
@@ -82,31 +98,45 @@ def generate_command(
         raise click.ClickException(str(exc)) from exc
     written: Counter[str] = Counter()
     errors = 0
+    sampling = backend_config.sampling()
+    name = model_name or backend.model_id
+    journal = Journal(
+        output, ProtocolGeneration, lambda gen: f"{gen.model}::{gen.id}", stage="generate",
+        inputs={"tasks": augmented},
+        settings={**model_settings(backend, sampling), "name": name,
+                  "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml")},
+        force_new=force_new,
+    )
     try:
-        if backend.kind == "embedded":
-            console.print("[yellow]note:[/yellow] the embedded backend is SmolLM2-135M, a smoke "
-                          "model: these generations exercise the pipeline, not a real model.")
-        runner = ProtocolRunner(
-            backend, tasks, protocols=protocols, ks=ks, samples=samples,
-            sampling=backend_config.sampling(), done=previous, model_name=model_name,
-        )
-        short = Counter(k for _, k in runner.skipped)
-        for k, count in sorted(short.items()):
-            console.print(f"[yellow]skipped k={k} for {count} task(s) with fewer than {k} "
-                          "instructions[/yellow]")
-        if previous:
-            console.print(f"resuming {escape(str(output))}: {len(previous)} record(s) there, "
-                          f"{runner.total_generations} generation(s) to go")
-        try:
-            with JsonlAppender(output) as out, backend_progress(
-                console, runner.total_calls, "model turns"
-            ) as advance:
-                for generation in runner.run(on_result=advance):
-                    out.write(generation)
-                    written[generation.protocol] += 1
-                    errors += generation.error is not None
-        except BackendError as exc:
-            raise click.ClickException(f"{exc} (records written so far are kept)") from exc
+        with open_journal(journal, console):
+            if retry_errors:
+                failed = [key for key, gen in journal.done.items() if gen.error is not None]
+                if journal.discard(failed):
+                    console.print(f"retrying {len(failed)} failed generation(s)")
+            previous = {gen.id: gen for gen in journal.done.values() if gen.id}
+            if backend.kind == "embedded":
+                console.print("[yellow]note:[/yellow] the embedded backend is SmolLM2-135M, a "
+                              "smoke model: these generations exercise the pipeline, not a real "
+                              "model.")
+            runner = ProtocolRunner(
+                backend, tasks, protocols=protocols, ks=ks, samples=samples,
+                sampling=sampling, done=previous, model_name=name,
+            )
+            short = Counter(k for _, k in runner.skipped)
+            for k, count in sorted(short.items()):
+                console.print(f"[yellow]skipped k={k} for {count} task(s) with fewer than {k} "
+                              "instructions[/yellow]")
+            if journal.resumed:
+                console.print(f"resuming {escape(str(output))}: {len(previous)} record(s) "
+                              f"there, {runner.total_generations} generation(s) to go")
+            try:
+                with backend_progress(console, runner.total_calls, "model turns") as advance:
+                    for generation in runner.run(on_result=advance):
+                        journal.write(generation)
+                        written[generation.protocol] += 1
+                        errors += generation.error is not None
+            except BackendError as exc:
+                raise click.ClickException(f"{exc} (records written so far are kept)") from exc
         report_usage(console, backend, started=started)
     finally:
         backend.close()

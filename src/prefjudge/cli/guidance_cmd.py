@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -86,6 +87,12 @@ def build(
         f"split (seed {split_seed}): {len(train)} pairs build the guidance, "
         f"{len(held)} are held out"
     )
+    try:  # a bad -o fails now, not after the model calls
+        Path(output).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.BadParameter(
+            f"cannot create the folder {output} ({exc.strerror or exc})", param_hint="-o/--output"
+        ) from None
     seed = backend_config.seed if backend_config.seed is not None else split_seed
     sampling = backend_config.sampling(max_tokens=1024, seed=seed)
     backend = open_backend(backend_config)
@@ -148,7 +155,7 @@ def show(folder: str) -> None:
     manifest = loaded.manifest
     stdout.print(f"[bold]{escape(loaded.label)}[/bold] from {escape(str(manifest.get('source')))}")
     stdout.print(f"judge: {escape(str(manifest.get('judge')))}")
-    stdout.print(f"split: {manifest.get('split')}; counts: {manifest.get('counts')}")
+    stdout.print(escape(f"split: {manifest.get('split')}; counts: {manifest.get('counts')}"))
     scopes = [("global", loaded.lessons), *sorted(loaded.categories.items())]
     for name, lessons in scopes:
         for stage in STAGES:

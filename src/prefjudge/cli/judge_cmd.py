@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -18,6 +20,7 @@ from prefjudge.cli import main
 from prefjudge.cli.judge_common import (
     METHOD_CHOICE,
     judge_options,
+    judge_to_file,
     make_settings,
     open_backend,
     open_guidance,
@@ -25,15 +28,17 @@ from prefjudge.cli.judge_common import (
     print_errors,
     run_judging,
 )
+from prefjudge.cli.runs import check_output, force_new_option
 from prefjudge.cli.tables import print_frame, stdout
 from prefjudge.config import BackendConfig, backend_options, report_usage
-from prefjudge.io import InputError, summary_path
+from prefjudge.io import InputError, read_text, summary_path
 from prefjudge.judge.evaluation import (
     compare_methods,
     evaluate_verdicts,
     paired_difference,
     plot_methods,
 )
+from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.pairs import attach_evidence, load_pairs, pairs_from_generations
 from prefjudge.records import Pair, Verdict
 
@@ -41,12 +46,37 @@ SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
 
 
 def _read_text(source: str, what: str) -> str:
+    """Read a response (or instruction) file, or stdin for ``-``, as UTF-8 text.
+
+    Raises:
+        click.BadParameter: Naming ``what`` and the file, when it does not exist, cannot be
+            read, is not UTF-8 or is binary (holds NUL bytes).
+    """
     if source == "-":
-        return sys.stdin.read()
+        try:
+            return sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise click.BadParameter(
+                f"stdin: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); pass a text file",
+                param_hint=what,
+            ) from None
     path = Path(source)
     if not path.is_file():
         raise click.BadParameter(f"{source}: no such file", param_hint=what)
-    return path.read_text(encoding="utf-8")
+    try:
+        text = read_text(path)
+    except InputError as exc:
+        problem = "; ".join(str(issue) for issue in exc.issues)
+        raise click.BadParameter(f"{problem}; expected a text file", param_hint=what) from None
+    if "\x00" in text:
+        raise click.BadParameter(
+            f"{source}: a binary file (it holds NUL bytes); expected a text file", param_hint=what
+        )
+    return text
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 def _print_verdict(verdict: Verdict, top: int) -> None:
@@ -90,7 +120,11 @@ def _print_verdict(verdict: Verdict, top: int) -> None:
     "--instruction",
     "instruction",
     required=True,
-    help="The instruction both responses answer: text, or a file holding it.",
+    help="The instruction both responses answer: text, or a file holding it. A value "
+    "without spaces that looks like a path (holds a / or ends in an extension such as "
+    ".md, .txt or .py) must name an existing file; to pass such a value as the text "
+    "itself, add a space at its end (instructions are stripped), e.g. "
+    "--instruction 'main.py '.",
 )
 @click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
 @click.option(
@@ -121,7 +155,18 @@ def pair(
     """
     if response_a == "-" and response_b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
-    text = Path(instruction).read_text("utf-8") if Path(instruction).is_file() else instruction
+    if instruction != "-" and Path(instruction).is_file():
+        text = _read_text(instruction, "--instruction")
+    elif not any(c.isspace() for c in instruction) and (
+        "/" in instruction or os.sep in instruction or _EXTENSION.search(instruction)
+    ):
+        raise click.BadParameter(
+            f"{instruction}: no such file. To use this as the instruction text itself, add "
+            f"a space at its end: --instruction '{instruction} '",
+            param_hint="--instruction",
+        )
+    else:
+        text = instruction
     the_pair = Pair(
         pair_id="pair",
         task_id="pair",
@@ -129,16 +174,32 @@ def pair(
         response_a=_read_text(response_a, "A"),
         response_b=_read_text(response_b, "B"),
     )
+    out_path = Path(output) if output else None
+    check_output(out_path, "-o/--output")  # fail now, not after the model calls
     console = Console(stderr=True)
     settings = make_settings(method, backend_config, open_guidance(guidance_dir), opts)
+    try:
+        check_templates(METHOD_STAGES[method], settings.templates)
+    except TemplateError as exc:
+        raise click.ClickException(str(exc)) from None
     backend = open_backend(backend_config)
     try:
         [verdict] = run_judging([the_pair], None, settings, backend, console, chunk_size=1)
+    except TemplateError as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         backend.close()
     _print_verdict(verdict, top)
-    if output:
-        Path(output).write_text(verdict.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if out_path is not None:
+        payload = verdict.model_dump_json(indent=2) + "\n"
+        try:
+            out_path.write_text(payload, encoding="utf-8")
+        except OSError as exc:
+            click.echo(payload, nl=False)  # the verdict is not lost: it goes to stdout
+            raise click.ClickException(
+                f"cannot write {out_path} ({exc.strerror or exc}); the verdict JSON was "
+                "printed above"
+            ) from None
         console.print(f"wrote {output}")
     if verdict.status == "error":
         raise SystemExit(1)
@@ -182,7 +243,7 @@ FORMAT_CHOICE = click.Choice(
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
-    help="Verdict JSONL (appended; rerun to resume). Usable as battles by `prefjudge rank`.",
+    help="Verdict JSONL (appended; rerunning resumes). Usable as battles by `prefjudge rank`.",
 )
 @click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
 @click.option(
@@ -213,7 +274,12 @@ FORMAT_CHOICE = click.Choice(
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip unusable input rows (listed) instead of stopping."
 )
-@click.option("--retry-errors", is_flag=True, help="Judge again pairs whose verdict is an error.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Judge again pairs whose verdict is an error, asking the model again.",
+)
+@force_new_option
 @judge_options
 @backend_options(stage="judge")
 def judge(
@@ -227,6 +293,7 @@ def judge(
     limit: int | None,
     skip_invalid: bool,
     retry_errors: bool,
+    force_new: bool,
     guidance_dir: str | None,
     backend_config: BackendConfig,
     chunk_size: int,
@@ -253,14 +320,25 @@ def judge(
         pairs = pairs[:limit]
     guidance = open_guidance(guidance_dir)
     settings = make_settings(method, backend_config, guidance, opts)
+    if not pairs:
+        raise click.ClickException(f"{', '.join(inputs)}: no pairs to judge")
     backend = open_backend(backend_config)
     try:
-        verdicts = run_judging(
+        verdicts = judge_to_file(
             pairs,
             Path(output),
             settings,
             backend,
             console,
+            stage="judge",
+            inputs={
+                "pairs": list(inputs),
+                "tasks": tasks_path,
+                "scored_a": scored_a,
+                "scored_b": scored_b,
+            },
+            extra={"format": fmt},
+            force_new=force_new,
             chunk_size=chunk_size,
             retry_errors=retry_errors,
         )
@@ -336,6 +414,12 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
     help="Bootstrap resamples for the intervals.",
 )
 @click.option("--skip-invalid", is_flag=True, help="Skip unusable input rows (listed).")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Judge again pairs whose verdict is an error, asking the model again.",
+)
+@force_new_option
 @judge_options
 @backend_options(stage="judge")
 def judge_eval(
@@ -347,6 +431,8 @@ def judge_eval(
     limit: int | None,
     n_boot: int,
     skip_invalid: bool,
+    retry_errors: bool,
+    force_new: bool,
     guidance_dir: str | None,
     backend_config: BackendConfig,
     chunk_size: int,
@@ -396,13 +482,18 @@ def judge_eval(
         for method in methods:
             settings = make_settings(method, backend_config, guidance, opts)
             suffix = f"-{guidance.name}" if guidance else ""
-            verdicts = run_judging(
+            verdicts = judge_to_file(
                 pairs,
                 out / f"verdicts-{method}{suffix}.jsonl",
                 settings,
                 backend,
                 console,
+                stage="judge-eval",
+                inputs={"pairs": pairs_path},
+                extra={"format": fmt},
+                force_new=force_new,
                 chunk_size=chunk_size,
+                retry_errors=retry_errors,
                 report=False,
             )
             verdicts_by_method[method] = verdicts

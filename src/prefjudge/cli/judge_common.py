@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -10,16 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends import Backend, BackendError, Result, create_backend
+from prefjudge.cli.runs import content_digest, model_settings, open_journal
 from prefjudge.config import BackendConfig, progress_bars, report_usage
 from prefjudge.guidance import Guidance, GuidanceError, load_guidance
-from prefjudge.io import JsonlAppender, read_existing
+from prefjudge.journal import Journal
 from prefjudge.judge import METHODS, JudgeSettings, judge_pairs
+from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
+from prefjudge.paths import data_dir
 from prefjudge.records import Pair, Verdict
 
 METHOD_CHOICE = click.Choice(sorted(METHODS))
@@ -86,6 +89,10 @@ def make_settings(
     """Build judge settings from the shared options."""
     if opts["min_criteria"] > opts["max_criteria"]:
         raise click.UsageError("--min-criteria must not exceed --max-criteria")
+    try:  # every template the method uses, checked before any model call
+        check_templates(METHOD_STAGES[method], opts["templates"])
+    except TemplateError as exc:
+        raise click.ClickException(str(exc)) from exc
     seed = config.seed if config.seed is not None else 0
     return JudgeSettings(
         method=method,
@@ -137,32 +144,95 @@ def judging_progress(
         yield on_result, on_verdict
 
 
-def resume_verdicts(out: Path, method: str, settings: JudgeSettings) -> dict[str, Verdict]:
-    """Read the verdicts an earlier run of the same method left in ``out``."""
-    done: dict[str, Verdict] = {}
-    wanted = settings.guidance.label if settings.guidance else None
-    for number, data in enumerate(read_existing(out), start=1):
-        try:
-            verdict = Verdict.model_validate(data)
-        except ValidationError as exc:
-            raise click.ClickException(f"{out}:{number}: not a verdict: {exc}") from exc
-        if verdict.method != method:
-            raise click.ClickException(
-                f"{out}:{number}: written by method {verdict.method!r}, this run is {method!r}; "
-                "use another -o"
-            )
-        if verdict.guidance != wanted:
-            raise click.ClickException(
-                f"{out}:{number}: written with guidance {verdict.guidance!r}, this run uses "
-                f"{wanted!r}; use another -o"
-            )
-        done[verdict.pair_id] = verdict
-    return done
+def judge_journal(
+    out: Path,
+    settings: JudgeSettings,
+    backend: Backend,
+    *,
+    stage: str,
+    inputs: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    force_new: bool = False,
+) -> Journal[Verdict]:
+    """The journal of a verdict file, bound to the pairs, the method and the judge model.
+
+    Args:
+        out: Verdict JSONL.
+        settings: Judge settings (method, criteria bounds, guidance, templates, sampling).
+        backend: The judge model (its identity is bound).
+        stage: ``judge`` or ``judge-eval``.
+        inputs: Input files by role.
+        extra: Other settings that change the verdicts (e.g. the pair file's format).
+        force_new: Start the file again.
+
+    Returns:
+        The journal (not open yet).
+    """
+    templates = content_digest(data_dir("rubrics") / "judge")  # a --templates folder overrides
+    if settings.templates:  # some of them: both count
+        templates += "+" + content_digest(settings.templates)
+    bound = {
+        "method": settings.method,
+        "min_criteria": settings.min_criteria,
+        "max_criteria": settings.max_criteria,
+        "refine": settings.refine,
+        "max_refine": settings.max_refine,
+        "evidence": settings.evidence,
+        "guidance": settings.guidance.label if settings.guidance else None,
+        "templates": templates,
+        **model_settings(backend, settings.sampling),
+        **(extra or {}),
+    }
+    return Journal(
+        out,
+        Verdict,
+        lambda v: v.pair_id,
+        stage=stage,
+        inputs=inputs,
+        settings=bound,
+        force_new=force_new,
+    )
+
+
+def judge_to_file(
+    pairs: Sequence[Pair],
+    out: Path,
+    settings: JudgeSettings,
+    backend: Backend,
+    console: Console,
+    *,
+    stage: str,
+    inputs: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    force_new: bool = False,
+    chunk_size: int,
+    retry_errors: bool = False,
+    report: bool = True,
+) -> list[Verdict]:
+    """Judge pairs into a verdict file through its journal (see :func:`judge_journal`).
+
+    Returns:
+        One verdict per pair, in input order (earlier ones included).
+    """
+    journal = judge_journal(
+        out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new
+    )
+    with open_journal(journal, console):
+        return run_judging(
+            pairs,
+            journal,
+            settings,
+            backend,
+            console,
+            chunk_size=chunk_size,
+            retry_errors=retry_errors,
+            report=report,
+        )
 
 
 def run_judging(
     pairs: Sequence[Pair],
-    out: Path | None,
+    journal: Journal[Verdict] | None,
     settings: JudgeSettings,
     backend: Backend,
     console: Console,
@@ -171,47 +241,57 @@ def run_judging(
     retry_errors: bool = False,
     report: bool = True,
 ) -> list[Verdict]:
-    """Judge pairs, journaling verdicts to ``out`` as chunks finish; resume from ``out``.
+    """Judge pairs, journaling verdicts as chunks finish; resume from what the journal holds.
 
     Args:
         pairs: The pairs.
-        out: Verdict JSONL (appended), or None to keep verdicts in memory only.
+        journal: An open verdict journal, or None to keep verdicts in memory only.
         settings: Judge settings.
         backend: The judge model.
         console: Where progress and notes go.
         chunk_size: Pairs per batch.
-        retry_errors: Judge again the pairs whose earlier verdict is an error.
+        retry_errors: Judge again the pairs whose earlier verdict is an error, asking the
+            model again (no cached reply is reused for them).
         report: Print the backend's usage table at the end.
 
     Returns:
         One verdict per pair, in input order (earlier ones included).
     """
-    done = resume_verdicts(out, settings.method, settings) if out else {}
-    if retry_errors:
-        done = {k: v for k, v in done.items() if v.status == "ok"}
+    retry: set[str] = set()
+    if journal is not None and retry_errors:
+        wanted = {p.pair_id for p in pairs}
+        retry = {k for k, v in journal.done.items() if v.status == "error" and k in wanted}
+        journal.discard(retry)
+    done = dict(journal.done) if journal is not None else {}
     todo = [p for p in pairs if p.pair_id not in done]
-    if done:
+    if done or retry:
+        where = journal.path if journal is not None else ""
+        again = f" ({len(retry)} errored ones again)" if retry else ""
         console.print(
-            f"resuming: {len(pairs) - len(todo)} verdicts already in {out}, {len(todo)} to judge"
+            f"resuming: {len(pairs) - len(todo)} verdicts already in {where}, "
+            f"{len(todo)} to judge{again}"
         )
     fresh: dict[str, Verdict] = {}
     started = time.monotonic()
+    batches = [
+        ([p for p in todo if p.pair_id not in retry], contextlib.nullcontext()),
+        ([p for p in todo if p.pair_id in retry], backend.fresh_calls()),
+    ]
     try:
         with judging_progress(console, len(todo), settings.method) as (on_result, on_verdict):
-            writer = JsonlAppender(out) if out else None
-            try:
-                for verdict in judge_pairs(
-                    todo, backend, settings, chunk_size=chunk_size, on_result=on_result
-                ):
-                    if writer:
-                        writer.write(verdict)
-                    fresh[verdict.pair_id] = verdict
-                    on_verdict()
-            finally:
-                if writer:
-                    writer.close()
+            for batch, cache_mode in batches:
+                if not batch:
+                    continue
+                with cache_mode:
+                    for verdict in judge_pairs(
+                        batch, backend, settings, chunk_size=chunk_size, on_result=on_result
+                    ):
+                        if journal is not None:
+                            journal.write(verdict)
+                        fresh[verdict.pair_id] = verdict
+                        on_verdict()
     except BackendError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(f"{exc} (verdicts written so far are kept)") from exc
     finally:
         if report:
             report_usage(console, backend, started=started)

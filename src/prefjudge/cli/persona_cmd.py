@@ -17,10 +17,13 @@ from rich.table import Table
 from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.judge_common import open_backend
+from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
 from prefjudge.cli.tables import print_frame, stdout
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
-from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
+from prefjudge.io import InputError, read_records, read_text, summary_path
+from prefjudge.journal import Journal
 from prefjudge.pairs import pairs_from_generations
+from prefjudge.paths import data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
 from prefjudge.persona.flips import flip_table, flips_summary, plot_flips
 from prefjudge.persona.profile import (
@@ -31,7 +34,7 @@ from prefjudge.persona.profile import (
     load_persona,
     persona_yaml,
 )
-from prefjudge.persona.rewrite import Rewriter, sandbox_reference_check
+from prefjudge.persona.rewrite import RejectedRewrite, Rewriter, sandbox_reference_check
 from prefjudge.records import Persona, PersonaComparison, Task
 
 CHUNK = 32
@@ -72,7 +75,7 @@ def list_personas() -> None:
 def profile(description: str, name: str, output: str, backend_config: BackendConfig) -> None:
     """Build a structured persona profile from a short free-text DESCRIPTION."""
     console = Console(stderr=True)
-    text = Path(description).read_text("utf-8") if Path(description).is_file() else description
+    text = read_text(description) if Path(description).is_file() else description
     backend = open_backend(backend_config)
     started = time.monotonic()
     try:
@@ -108,9 +111,11 @@ def _read_tasks(path: str) -> list[Task]:
               help="Rewrites tried per task before it is rejected.")
 @click.option("--no-reference-check", is_flag=True,
               help="Skip running each task's reference solution in the sandbox.")
+@force_new_option
 @backend_options(stage="persona")
 def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
-            max_attempts: int, no_reference_check: bool, backend_config: BackendConfig) -> None:
+            max_attempts: int, no_reference_check: bool, force_new: bool,
+            backend_config: BackendConfig) -> None:
     """Rewrite TASKS in a persona's voice without changing what they ask for.
 
     Natural-language prompts are recomposed (their example lines kept verbatim); prompts
@@ -123,37 +128,49 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
     tasks = _read_tasks(tasks_path)[:limit]
     out = Path(output)
     rejected_path = out.with_name(out.name.removesuffix(".jsonl") + ".rejected.jsonl")
-    done = {r["task_id"]: r for r in read_existing(out)}
-    rejected = {r["task_id"]: r for r in read_existing(rejected_path)}
-    todo = [t for t in tasks if t.task_id not in done and t.task_id not in rejected]
-    if done or rejected:
-        console.print(f"resuming: {len(done)} accepted and {len(rejected)} rejected already, "
-                      f"{len(todo)} to do")
     backend = open_backend(backend_config)
     seed = backend_config.seed if backend_config.seed is not None else 0
-    rewriter = Rewriter(backend, who, backend_config.sampling(max_tokens=1024, seed=seed),
-                        max_attempts=max_attempts,
+    sampling = backend_config.sampling(max_tokens=1024, seed=seed)
+    settings = {
+        "persona": who.model_dump(mode="json"),
+        "max_attempts": max_attempts,
+        "reference_check": not no_reference_check,
+        "templates": content_digest(data_dir("rubrics") / "personas" / "prompts"),
+        **model_settings(backend, sampling),
+    }
+    good = Journal(out, Task, lambda t: t.task_id, stage="persona rewrite",
+                   inputs={"tasks": tasks_path}, settings=settings, force_new=force_new)
+    bad = Journal(rejected_path, RejectedRewrite, lambda r: r.task_id,
+                  stage="persona rewrite (rejected)", inputs={"tasks": tasks_path},
+                  settings=settings, force_new=force_new)
+    rewriter = Rewriter(backend, who, sampling, max_attempts=max_attempts,
                         reference_check=None if no_reference_check else sandbox_reference_check)
     started = time.monotonic()
     outcomes = []
     try:
-        with JsonlAppender(out) as good, JsonlAppender(rejected_path) as bad, backend_progress(
-            console, len(todo) * 3, "rewrite calls (first attempt)"
-        ) as advance:
-            for start in range(0, len(todo), CHUNK):
-                for outcome in rewriter.rewrite(todo[start : start + CHUNK], on_result=advance):
-                    outcomes.append(outcome)
-                    if outcome.accepted:
-                        good.write(outcome.task)
-                    else:
-                        bad.write({"task_id": outcome.task.task_id, "persona": who.name,
-                                   "mode": outcome.mode, "attempts": outcome.attempts,
-                                   "reasons": outcome.reasons})
+        with open_journal(good, console), open_journal(bad, console):
+            todo = [t for t in tasks if t.task_id not in good.done and t.task_id not in bad.done]
+            if good.resumed or bad.resumed:
+                console.print(f"resuming: {len(good.done)} accepted and {len(bad.done)} "
+                              f"rejected already, {len(todo)} to do")
+            with backend_progress(console, len(todo) * 3,
+                                  "rewrite calls (first attempt)") as advance:
+                for start in range(0, len(todo), CHUNK):
+                    for outcome in rewriter.rewrite(todo[start : start + CHUNK],
+                                                    on_result=advance):
+                        outcomes.append(outcome)
+                        if outcome.accepted:
+                            good.write(outcome.task)
+                        else:
+                            bad.write(RejectedRewrite(
+                                task_id=outcome.task.task_id, persona=who.name,
+                                mode=outcome.mode, attempts=outcome.attempts,
+                                reasons=outcome.reasons))
+            accepted = [t.model_dump(mode="json") for t in good.records()]
+            all_rejected = [r.model_dump(mode="json") for r in bad.records()]
     finally:
         report_usage(console, backend, started=started)
         backend.close()
-    accepted = read_existing(out)
-    all_rejected = read_existing(rejected_path)
     reasons = Counter(_reason_kind(r) for row in all_rejected for r in row["reasons"][-1:])
     modes = Counter(r["metadata"]["persona"]["mode"] for r in accepted)
     retried = sum(1 for o in outcomes if o.accepted and o.attempts > 1)
@@ -227,12 +244,13 @@ def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, n_boot:
               help="Judge original-prompt answers as a generic developer (the benchmark's "
               "view) or with the persona's preferences (isolates the prompt's effect).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Comparisons JSONL (appended; rerun to resume).")
+              help="Comparisons JSONL (appended; rerunning resumes).")
 @click.option("--n-boot", type=click.IntRange(min=10), default=1000, show_default=True)
+@force_new_option
 @backend_options(stage="persona")
 def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
                 original: tuple[str, str] | None, original_tasks: str | None,
-                original_judging: str, output: str, n_boot: int,
+                original_judging: str, output: str, n_boot: int, force_new: bool,
                 backend_config: BackendConfig) -> None:
     """Compare two models per dimension as the persona would.
 
@@ -250,23 +268,33 @@ def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
         work.append(("original", judge_as, _items(original[0], original[1],
                                                   original_tasks or "", "original")))
     out = Path(output)
-    existing = [PersonaComparison.model_validate(r) for r in read_existing(out)]
-    done = {(c.condition, c.task_id) for c in existing}
     dims = load_dimensions()
     backend = open_backend(backend_config)
     seed = backend_config.seed if backend_config.seed is not None else 0
     sampling = backend_config.sampling(max_tokens=1536, seed=seed)
+    journal = Journal(
+        out, PersonaComparison, lambda c: f"{c.condition}::{c.task_id}", stage="persona compare",
+        inputs={"gen_a": gen_a, "gen_b": gen_b, "tasks": tasks_path,
+                "original": list(original or ()), "original_tasks": original_tasks},
+        settings={"persona": who.model_dump(mode="json"),
+                  "original_judging": original_judging if original else None,
+                  "dimensions": [d.id for d in dims],
+                  "rubrics": content_digest(data_dir("rubrics") / "personas"),
+                  **model_settings(backend, sampling)},
+        force_new=force_new,
+    )
     started = time.monotonic()
-    fresh: list[PersonaComparison] = []
     try:
-        with JsonlAppender(out) as writer:
+        with open_journal(journal, console):
+            existing = list(journal.done.values())
+            fresh: list[PersonaComparison] = []
             for condition, judge_as, items in work:
-                todo = [it for it in items if (condition, it.task_id) not in done]
+                todo = [it for it in items if f"{condition}::{it.task_id}" not in journal.done]
                 with backend_progress(console, 2 * len(todo), f"{condition} comparisons") as cb:
                     for start in range(0, len(todo), CHUNK):
                         for result in compare(todo[start : start + CHUNK], judge_as, dims,
                                               backend, sampling, on_result=cb):
-                            writer.write(result)
+                            journal.write(result)
                             fresh.append(result)
     finally:
         report_usage(console, backend, started=started)
@@ -289,12 +317,10 @@ def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
 @click.option("--seed", type=int, default=0, show_default=True)
 def flips(comparisons: str, prefix: str | None, n_boot: int, seed: int) -> None:
     """Per-dimension win rates, original vs persona prompts, with bootstrap intervals."""
-    rows = []
-    for number, data in enumerate(read_existing(comparisons), start=1):
-        try:
-            rows.append(PersonaComparison.model_validate(data))
-        except ValidationError as exc:
-            raise click.ClickException(f"{comparisons}:{number}: not a comparison: {exc}") from exc
+    try:
+        rows = [row for _, row in read_records(comparisons, PersonaComparison)[0]]
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
     personas = sorted({c.persona for c in rows if c.condition == "persona" and c.persona})
     base = Path(prefix) if prefix else Path(comparisons).with_suffix("")
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,16 +12,19 @@ import click
 import numpy as np
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from prefjudge import correlate as corr
 from prefjudge import rank
 from prefjudge.cli import main
+from prefjudge.cli.runs import check_output
 from prefjudge.io import InputError
 from prefjudge.rank_plots import correlation_plot, forest_plot
 from prefjudge.ranking_io import (
     BattleColumns,
+    ModelNameWarning,
     is_scored_records,
     parse_winner_map,
     read_aliases,
@@ -67,6 +71,28 @@ def _parse_anchor(value: str | None) -> tuple[str, float] | None:
         raise click.BadParameter(f"{rating!r} is not a number", param_hint="--anchor") from None
 
 
+def _check_outputs(**paths: Path | None) -> None:
+    """Make the output folders now, so that a bad path fails before any work is done.
+
+    Args:
+        **paths: Option name (``output``, ``json_path`` ...) → path, or None when not given.
+
+    Raises:
+        click.BadParameter: When a folder cannot be created or a path is not writable.
+    """
+    hints = {"output": "-o/--output", "json_path": "--json", "plot_path": "--plot"}
+    for name, path in paths.items():
+        check_output(path, hints.get(name, name))
+
+
+def _write(path: Path, write: Any) -> None:
+    """Run ``write(path)``; a failure names the file instead of raising a traceback."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def _progress(total: int, label: str) -> Progress:
     return Progress(
         TextColumn(f"[bold]{label}"),
@@ -86,14 +112,14 @@ def _fmt(value: float, scale: str) -> str:
 
 
 def _print_leaderboard(board: rank.Leaderboard, title: str, scale: str) -> None:
-    table = Table(title=title)
+    table = Table(title=escape(title))
     for name in ("rank", "model", "rating", "95% CI", "ranks", "battles", "win rate"):
         table.add_column(name, justify="left" if name == "model" else "right",
                          no_wrap=name != "model")
     for row in board.table.itertuples(index=False):
         battles = f"{row.battles:.0f}" if float(row.battles).is_integer() else f"{row.battles:.1f}"
         table.add_row(
-            str(row.rank), row.model, _fmt(row.rating, scale),
+            str(row.rank), escape(str(row.model)), _fmt(row.rating, scale),
             f"{_fmt(row.lower, scale)}–{_fmt(row.upper, scale)}",
             f"{row.rank_lower}–{row.rank_upper}", battles, f"{row.win_rate:.3f}",
         )
@@ -113,7 +139,7 @@ def _print_leaderboard(board: rank.Leaderboard, title: str, scale: str) -> None:
             "regulariser: " + "; ".join(", ".join(c) for c in board.components)
         )
     for note in notes:
-        stderr.print(f"[yellow]note:[/] {note}")
+        stderr.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def _json_safe(value: Any) -> Any:
@@ -214,14 +240,23 @@ def rank_command(
         raise click.BadParameter("must be >= 0", param_hint="--alpha")
     if allow_disconnected and alpha <= 0:
         raise click.UsageError("--allow-disconnected needs --alpha > 0 (e.g. --alpha 0.01)")
+    _check_outputs(output=output, json_path=json_path, plot_path=plot_path)
     columns = BattleColumns(model_a_col, model_b_col, winner_col, weight_col, by or "category")
     try:
-        frame, skipped = read_battles(battles, columns=columns, winner_map=mapping,
-                                      skip_invalid=skip_invalid)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ModelNameWarning)
+            frame, skipped = read_battles(battles, columns=columns, winner_map=mapping,
+                                          skip_invalid=skip_invalid)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
+    for warning in caught:
+        if issubclass(warning.category, ModelNameWarning):
+            stderr.print(f"[yellow]warning:[/] {escape(str(warning.message))}", soft_wrap=True)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)
     for issue in skipped:
-        stderr.print(f"[yellow]skipped:[/] {issue}", soft_wrap=True)
+        stderr.print(f"[yellow]skipped:[/] {escape(str(issue))}", soft_wrap=True)
 
     options: dict[str, Any] = {
         "ties": ties, "alpha": alpha, "allow_disconnected": allow_disconnected,
@@ -241,7 +276,7 @@ def rank_command(
         ignore_index=True,
     )
     if output:
-        result.to_csv(output, index=False)
+        _write(output, lambda path: result.to_csv(path, index=False))
         stderr.print(f"ratings → {output}")
     if json_path:
         formula = "strength = exp(theta) / sum(exp(theta))" if scale == "bt" else (
@@ -258,12 +293,13 @@ def rank_command(
                            leaderboards={k: _board_summary(b) for k, b in boards.items()})
         else:
             payload.update(_board_summary(boards[""]))
-        json_path.write_text(json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        text = json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n"
+        _write(json_path, lambda path: path.write_text(text, encoding="utf-8"))
         stderr.print(f"JSON → {json_path}")
     if plot_path:
-        forest_plot({(f"{by} {k}" if by else "Leaderboard"): b.table for k, b in boards.items()},
-                    plot_path, xlabel=scale_name + " (95 % bootstrap interval)")
+        tables = {(f"{by} {k}" if by else "Leaderboard"): b.table for k, b in boards.items()}
+        _write(plot_path, lambda path: forest_plot(
+            tables, path, xlabel=scale_name + " (95 % bootstrap interval)"))
         stderr.print(f"forest plot → {plot_path}")
 
 
@@ -296,7 +332,7 @@ def _fit_boards(
             boards[label] = board
         else:
             failed[label] = str(board)
-            stderr.print(f"[red]{by} {label!r} not ranked:[/] {board}")
+            stderr.print(f"[red]{escape(f'{by} {label!r}')} not ranked:[/] {escape(str(board))}")
     if not boards:
         raise click.ClickException("no leaderboard could be made (see the reasons above)")
     return boards, failed
@@ -328,8 +364,8 @@ def _curve_records(result: corr.CorrelationResult) -> list[dict[str, Any]]:
 
 
 def _print_correlation(result: corr.CorrelationResult, if_col: str) -> None:
-    table = Table(title=f"Correlation with Elo of α·{if_col} + (1−α)·Func "
-                        f"({len(result.models)} models)")
+    table = Table(title=escape(f"Correlation with Elo of α·{if_col} + (1−α)·Func "
+                               f"({len(result.models)} models)"))
     table.add_column("α (IF weight)", justify="right")
     for kind in corr.CORRELATIONS:
         table.add_column(kind, justify="right")
@@ -364,12 +400,12 @@ def _report_unmatched(
     match: corr.ModelMatch, elo_source: Path, *, show_elo_side: bool, require_all: bool
 ) -> None:
     if match.unmatched_scores:
-        stderr.print(f"[yellow]no Elo rating in {elo_source} for "
+        stderr.print(f"[yellow]no Elo rating in {escape(str(elo_source))} for "
                      f"{len(match.unmatched_scores)} model(s):[/] "
-                     + ", ".join(match.unmatched_scores))
+                     + escape(", ".join(match.unmatched_scores)))
     if match.unmatched_elo and show_elo_side:
         stderr.print(f"[yellow]{len(match.unmatched_elo)} Elo model(s) have no scores:[/] "
-                     + ", ".join(match.unmatched_elo[:40])
+                     + escape(", ".join(match.unmatched_elo[:40]))
                      + (" …" if len(match.unmatched_elo) > 40 else ""))
     if require_all and match.unmatched_scores:
         raise click.ClickException(
@@ -459,6 +495,7 @@ def correlate_command(
     matched exactly, then through --aliases; unmatched models are listed on both sides.
     """
     if_list = list(if_cols) or ["if"]
+    _check_outputs(output=output, json_path=json_path, plot_path=plot_path)
     try:
         alphas = corr.alpha_grid(step)
     except ValueError as exc:
@@ -483,9 +520,9 @@ def correlate_command(
         rows, incomplete = _complete_rows(match, score_table.set_index("model"), elo_of,
                                           func_col, if_col)
         if incomplete:
-            stderr.print(f"[yellow]{len(incomplete)} matched model(s) lack {func_col}, {if_col} "
-                         f"or {elo_col} and are left out of the {if_col} sweep:[/] "
-                         + ", ".join(incomplete))
+            what = escape(f"{func_col}, {if_col} or {elo_col} and are left out of the {if_col}")
+            stderr.print(f"[yellow]{len(incomplete)} matched model(s) lack {what} sweep:[/] "
+                         + escape(", ".join(incomplete)))
             if require_all:
                 raise click.ClickException("incomplete scores: " + ", ".join(incomplete))
         try:
@@ -510,7 +547,7 @@ def correlate_command(
         frames = [r.curve.assign(if_col=k) for k, r in results.items()]
         curves = pd.concat(frames, ignore_index=True)
         curves = curves[["if_col", *[c for c in curves.columns if c != "if_col"]]]
-        curves.to_csv(output, index=False)
+        _write(output, lambda path: curves.to_csv(path, index=False))
         stderr.print(f"curves → {output}")
     if json_path:
         first = per_if[0]
@@ -529,9 +566,9 @@ def correlate_command(
                           "unit": "models"},
             "per_if": per_if,
         }
-        json_path.write_text(json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        text = json.dumps(_json_safe(payload), indent=2, ensure_ascii=False) + "\n"
+        _write(json_path, lambda path: path.write_text(text, encoding="utf-8"))
         stderr.print(f"JSON → {json_path}")
     if plot_path:
-        correlation_plot(results, plot_path)
+        _write(plot_path, lambda path: correlation_plot(results, path))
         stderr.print(f"correlation plot → {plot_path}")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from prefjudge.cli import main
-from prefjudge.io import InputError, read_records
+from prefjudge.cli.runs import check_output
+from prefjudge.io import InputError, InputIssue, read_records
+from prefjudge.metrics import sample_k
 from prefjudge.paper_tables import PaperTableError
 from prefjudge.records import ScoredSample
 from prefjudge.report import build_report, render_html, render_markdown
@@ -41,16 +44,33 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
     CIs; IF by position, category and instruction; a co-failure matrix; multi-turn
     retention; a plot for each.
     """
+    for path, hint in ((output, "-o/--output"), (markdown, "--markdown")):
+        check_output(path, hint)
     try:
         records, _ = read_records(scores, ScoredSample)
     except InputError as exc:
         raise click.ClickException(str(exc)) from exc
+    if not records and paper_dir is None:  # with --paper, the paper's own tables still show
+        raise click.ClickException(f"{scores}: no scored records in the file (it is empty)")
+    issues = []
+    for number, record in records:
+        try:
+            sample_k(record)
+        except ValueError as exc:
+            issues.append(InputIssue(str(scores), number, "k", str(exc).removeprefix("k ")))
+        protocol = getattr(record, "protocol", None)
+        if protocol is not None and not isinstance(protocol, str):
+            issues.append(InputIssue(str(scores), number, "protocol", "expected a string"))
+    if issues:
+        raise click.ClickException(str(InputError(issues)))
     try:
         report = build_report([rec for _, rec in records], title=title, source=str(scores),
                               paper_dir=paper_dir, min_pairs=min_pairs, resamples=resamples,
                               seed=seed)
     except PaperTableError as exc:
         raise click.ClickException(str(exc)) from exc
+    except (UnicodeDecodeError, csv.Error) as exc:  # a paper CSV that is not UTF-8 text
+        raise click.ClickException(f"{paper_dir}: a paper table cannot be read ({exc})") from exc
     output.write_text(render_html(report), encoding="utf-8")
     written = [str(output)]
     if markdown:
@@ -59,3 +79,4 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
     figures = sum(1 for s in report.sections if s.figure)
     console.print(f"wrote {', '.join(written)}: {len(report.sections)} sections, "
                   f"{figures} plots, {len(records)} scored samples")
+

@@ -9,28 +9,34 @@ from pathlib import Path
 import click
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
+from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.tables import print_frame, save_summary_plot
-from prefjudge.io import InputError, JsonlAppender, read_existing, summary_path
+from prefjudge.io import InputError, summary_path
+from prefjudge.journal import Journal
 from prefjudge.metrics import model_summary, samples_frame
-from prefjudge.records import Task
+from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
 from prefjudge.score import prepare_job, score_stream
+from prefjudge.verify import ruff_version
 
 console = Console(stderr=True)
 
 
-def _load_all_tasks(task_files: tuple[str, ...], generations: Path) -> tuple[dict[str, Task], str]:
+def _load_all_tasks(
+    task_files: tuple[str, ...], generations: Path
+) -> tuple[dict[str, Task], str, list[Path]]:
     """Load ``--tasks`` files, or the ``tasks.jsonl`` beside the generations file."""
     paths = [Path(p) for p in task_files]
     origin = "--tasks"
     if not paths:
         sibling = generations.parent / "tasks.jsonl"
         if not sibling.exists():
-            return {}, "none"
+            return {}, "none", []
         paths, origin = [sibling], "tasks.jsonl beside the generations file"
     tasks: dict[str, Task] = {}
     for path in paths:
@@ -39,7 +45,7 @@ def _load_all_tasks(task_files: tuple[str, ...], generations: Path) -> tuple[dic
                 raise click.UsageError(f"task {task_id!r} appears in more than one --tasks file")
             tasks[task_id] = task
     names = ", ".join(str(p) for p in paths)
-    return tasks, f"{len(tasks)} tasks from {names} ({origin})"
+    return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths
 
 
 @main.command("score")
@@ -64,6 +70,7 @@ def _load_all_tasks(task_files: tuple[str, ...], generations: Path) -> tuple[dic
 @click.option("--summary", "summary_prefix", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Prefix for the summary files (.csv, .json, .png). "
                                  "Default: OUTPUT without its extension + '.summary'.")
+@force_new_option
 def score_command(
     generations: Path,
     output: Path,
@@ -75,28 +82,35 @@ def score_command(
     memory_mb: int,
     seed: int,
     summary_prefix: Path | None,
+    force_new: bool,
 ) -> None:
     """Score GENERATIONS (JSONL): instruction checks and sandboxed unit tests.
 
     Prints a per-model table (instruction-level IF, task-level IF, pass@1, each with a
     95 % task-bootstrap CI, and counts of errors and timeouts) and writes one scored
-    record per generation to OUTPUT.
+    record per generation to OUTPUT. Rerunning with the same OUTPUT resumes; OUTPUT is
+    locked while a run writes it and bound to its inputs and settings (OUTPUT.journal.json).
     """
     try:
-        tasks, tasks_origin = _load_all_tasks(task_files, generations)
+        tasks, tasks_origin, task_paths = _load_all_tasks(task_files, generations)
         job = prepare_job(generations, tasks, skip_invalid=skip_invalid)
     except InputError as exc:
         raise click.ClickException(f"{exc}\nNothing was scored (use --skip-invalid to score "
                                    "the valid lines).") from exc
+    if not job.generations and not job.skipped:
+        raise click.ClickException(f"{generations}: no generation records (the file is empty)")
     console.print(f"[bold]tasks:[/] {tasks_origin}")
+    for warning in model_name_warnings({gen.model for _, gen in job.generations}):
+        console.print(f"[yellow]warning: {generations}: {escape(warning)}[/]")
     if job.skipped:
         console.print(f"[yellow]skipped {len(job.skipped)} invalid input problem(s):[/]")
         for issue in job.skipped:
             console.print(f"  [yellow]{issue}[/]")
 
-    isolation = ""
+    isolation = isolation_mode = ""
     if not no_tests and tasks:
         report = isolation_report()
+        isolation_mode = str(report["mode"])
         isolation = f"{report['mode']} ({report['reason']})"
         if report["isolated"]:
             console.print(f"[green]sandbox: {isolation}[/]")
@@ -105,31 +119,40 @@ def score_command(
             for item in report["not_enforced"]:
                 console.print(f"[bold red]  not enforced: {item}[/]")
 
-    previous = read_existing(output)
-    done = {rec.get("meta", {}).get("key") for rec in previous}
-    todo = sum(key not in done for key in job.keys)
-    if previous:
-        console.print(f"resuming {output}: {len(job.keys) - todo} already scored, {todo} to go")
-    with_tests = 0 if no_tests else sum(
-        1 for key, (_, gen) in zip(job.keys, job.generations, strict=True)
-        if key not in done and gen.task_id in tasks and tasks[gen.task_id].test_format != "none"
-    )
     limits = SandboxLimits(timeout_s=timeout, memory_mb=memory_mb)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as progress:
-        bars = {"verify": progress.add_task("instructions", total=todo)}
-        if with_tests:
-            bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
-        with JsonlAppender(output) as out:
+    journal = Journal(
+        output, ScoredSample, lambda rec: str(rec.meta.get("key")), stage="score",
+        inputs={"generations": generations, "tasks": task_paths},
+        settings={"tests": not no_tests and bool(tasks), "timeout_s": timeout,
+                  "memory_mb": memory_mb, "ruff_version": ruff_version(),
+                  "sandbox": isolation_mode},
+        force_new=force_new,
+    )
+    with open_journal(journal, console):
+        done = set(journal.done)
+        todo = sum(key not in done for key in job.keys)
+        if journal.resumed:
+            console.print(f"resuming {output}: {len(job.keys) - todo} already scored, "
+                          f"{todo} to go")
+        with_tests = 0 if no_tests else sum(
+            1 for key, (_, gen) in zip(job.keys, job.generations, strict=True)
+            if key not in done and gen.task_id in tasks
+            and tasks[gen.task_id].test_format != "none"
+        )
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, transient=False) as progress:
+            bars = {"verify": progress.add_task("instructions", total=todo)}
+            if with_tests:
+                bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
             for record in score_stream(
                 job, done=done, workers=workers or os.cpu_count(), limits=limits,
                 run_tests=not no_tests, isolation=isolation,
                 on_progress=lambda phase, n: progress.advance(bars[phase], n),
             ):
-                out.write(record)
-
-    wanted = set(job.keys)
-    records = [rec for rec in read_existing(output) if rec.get("meta", {}).get("key") in wanted]
+                journal.write(record)
+        wanted = set(job.keys)
+        records = [rec.model_dump(mode="json") for rec in journal.records()
+                   if rec.meta.get("key") in wanted]
     summary = model_summary(samples_frame(records), seed=seed)
     print_frame(summary_table(summary), title=f"prefjudge score — {generations.name}")
     prefix = summary_prefix or summary_path(output)

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from prefjudge.backends import Backend, Request, Sampling, chat
+from prefjudge.io import InputError, read_text
 from prefjudge.judge.prompts import load_template
 from prefjudge.paths import data_dir
 from prefjudge.records import Persona
@@ -52,11 +53,17 @@ def builtin_personas() -> list[str]:
 
 def _load_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = read_text(path)
+    except InputError as exc:
+        raise PersonaError("; ".join(str(issue) for issue in exc.issues)) from None
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise PersonaError(f"{path}{where}: not valid YAML ({exc})") from exc
+    except RecursionError:
+        raise PersonaError(f"{path}: not valid YAML (nested too deeply)") from None
 
 
 def load_persona(name_or_path: str | Path) -> Persona:

@@ -180,6 +180,26 @@ class RewriteOutcome:
     mode: str
 
 
+class RejectedRewrite(BaseModel):
+    """A task whose rewrite failed every attempt (a line of the ``.rejected.jsonl`` file).
+
+    Attributes:
+        task_id: The task.
+        persona: The persona.
+        mode: ``full`` or ``prefix``.
+        attempts: Rewrite attempts made.
+        reasons: Why each attempt was rejected.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    persona: str
+    mode: str
+    attempts: int
+    reasons: list[str] = Field(default_factory=list)
+
+
 ReferenceCheck = Callable[[Sequence[Task]], list[str]]
 
 

@@ -1,0 +1,151 @@
+"""``prefjudge cache``: where the response cache is, what it holds, and clearing it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prefjudge.backends.cache import CacheStats, ResponseCache
+from prefjudge.cli import main
+from prefjudge.config import CONFIG_NAME, ConfigError, load_backend_config
+
+_config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help=f"Configuration file (default: ./{CONFIG_NAME} when present).",
+)
+_cache_option = click.option(
+    "--cache",
+    "cache_file",
+    type=click.Path(dir_okay=False),
+    help="Response cache file [~/.cache/prefjudge/responses.sqlite].",
+)
+
+
+def cache_path(config_file: str | None, cache_file: str | None) -> Path:
+    """Return the cache file the other commands would use with the same settings.
+
+    ``--cache``, else ``cache`` in ``prefjudge.toml`` (relative to that file), else
+    ``$PREFJUDGE_CACHE``, else ``~/.cache/prefjudge/responses.sqlite``.
+    """
+    try:
+        config = load_backend_config(config_file, overrides={"cache": cache_file})
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    return config.cache_path()
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """Show and clear the response cache (valid model replies, keyed by request)."""
+
+
+@cache_group.command("info")
+@_config_option
+@_cache_option
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def info(config_file: str | None, cache_file: str | None, as_json: bool) -> None:
+    """Print where the cache is, its size, and its entries by backend and model."""
+    path = cache_path(config_file, cache_file)
+    stats: CacheStats | None = None
+    if path.is_file():
+        with ResponseCache(path) as cache:
+            stats = cache.stats()
+    if as_json:
+        found = {"path": str(path), "exists": False} if stats is None else stats.as_dict()
+        found["exists"] = stats is not None
+        click.echo(json.dumps(found, indent=2))
+        return
+    console = Console()
+    if stats is None:
+        console.print(f"cache: {escape(str(path))} (no file yet)")
+        return
+    _print_stats(console, stats)
+
+
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
+
+
+def _print_stats(console: Console, stats: CacheStats) -> None:
+    console.print(f"cache: {escape(str(stats.path))}")
+    console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries")
+    if stats.groups:
+        table = Table()
+        for name in ("backend", "model", "endpoint"):
+            table.add_column(name)
+        table.add_column("entries", justify="right")
+        table.add_column("oldest")
+        table.add_column("newest")
+        for group in stats.groups:
+            table.add_row(
+                escape(group.backend or "?"),
+                escape(group.model),
+                escape(group.endpoint or "?"),
+                f"{group.entries:,}",
+                _when(group.oldest),
+                _when(group.newest),
+            )
+        console.print(table)
+    if stats.old_format_entries:
+        console.print(
+            f"{stats.old_format_entries:,} entries of an older cache format are never read "
+            "(`prefjudge cache clear --old-format` removes them)"
+        )
+
+
+@cache_group.command("clear")
+@_config_option
+@_cache_option
+@click.option(
+    "--model", "model", metavar="NAME", help="Only this model (as `cache info` lists it)."
+)
+@click.option(
+    "--older-than",
+    "older_than",
+    type=click.FloatRange(min=0),
+    metavar="DAYS",
+    help="Only entries stored more than DAYS days ago.",
+)
+@click.option("--old-format", is_flag=True, help="Only entries of an older cache format.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def clear(
+    config_file: str | None,
+    cache_file: str | None,
+    model: str | None,
+    older_than: float | None,
+    old_format: bool,
+    yes: bool,
+) -> None:
+    """Delete cache entries (all, or those matching every filter given), then compact."""
+    path = cache_path(config_file, cache_file)
+    if not path.is_file():
+        click.echo(f"removed 0 entries: {path} does not exist")
+        return
+    filters = {"model": model, "older_than_days": older_than, "old_format": old_format}
+    with ResponseCache(path) as cache:
+        matching, total = cache.count(**filters), len(cache)
+        if matching == 0:
+            click.echo(f"removed 0 entries from {path} (none matched)")
+            return
+        if not yes:
+            click.confirm(
+                f"Delete {matching:,} of {total:,} entries from {path}?", abort=True, err=True
+            )
+        removed = cache.clear(**filters)
+        cache.vacuum()
+        size = cache.size_bytes()
+    click.echo(
+        f"removed {_entries(removed)} from {path} ({total - removed:,} left, {size:,} bytes)"
+    )
+
+
+def _entries(n: int) -> str:
+    return f"{n:,} entr{'y' if n == 1 else 'ies'}"

@@ -1,0 +1,589 @@
+"""The run journal: one resumable, exclusive, bound JSONL output for every stage.
+
+Every stage that takes a while (augment, generate, score, judge, judge-eval, persona
+rewrite and compare) writes its records through a :class:`Journal`, which owns what makes
+a rerun safe:
+
+* **an exclusive lock**: a second run on the same output stops at once with
+  ``OUTPUT is being written by another prefjudge run (pid N)`` (``OUTPUT.lock``, an
+  advisory ``flock`` released by the kernel even when the process is killed);
+* **no output over an input**: ``-o`` naming one of the stage's inputs is refused before
+  anything is opened for writing;
+* **a binding** (``OUTPUT.journal.json``): the stage, a SHA-256 of every input file and the
+  settings that change results (the model's identity and sampling among them). Resuming
+  with different inputs or settings refuses with a message naming each difference;
+  ``force_new`` (``--force-new``) moves the old output aside and starts again;
+* **validated resume**: every existing line must parse and validate (``file:line: field``
+  errors otherwise), no key may appear twice, and an incomplete last line left by a killed
+  run is removed (and reported);
+* **append with flush**: each record is one line, flushed as soon as it is written, so a
+  killed run loses at most the records in flight.
+
+A record's key (given by the stage) says what the record is *of*: e.g. the model and
+generation id for ``score``, so two models never collide. ``discard`` removes records
+(e.g. errors about to be redone) by rewriting the file atomically, so a redo never leaves
+a duplicate behind::
+
+    with Journal(out, ScoredSample, key, stage="score", inputs={"generations": gens},
+                 settings={"timeout_s": 30.0}) as journal:
+        for gen in todo(journal.done):
+            journal.write(score(gen))
+        everything = journal.records()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from prefjudge import __version__
+
+try:  # POSIX only; prefjudge's sandbox needs Linux anyway
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
+M = TypeVar("M", bound=BaseModel)
+JOURNAL_FORMAT = 1
+BINDING_SUFFIX = ".journal.json"
+LOCK_SUFFIX = ".lock"
+BACKUP_SUFFIX = ".bak"
+InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+
+
+class JournalError(ValueError):
+    """A journal cannot be opened or written; the message says why and what to do."""
+
+
+def binding_path(output: str | os.PathLike[str]) -> Path:
+    """Return the binding file of ``output`` (``OUTPUT.journal.json``)."""
+    output = Path(output)
+    return output.with_name(output.name + BINDING_SUFFIX)
+
+
+def lock_path(output: str | os.PathLike[str]) -> Path:
+    """Return the lock file of ``output`` (``OUTPUT.lock``)."""
+    output = Path(output)
+    return output.with_name(output.name + LOCK_SUFFIX)
+
+
+def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return what identifies an input file's content: resolved path, size and SHA-256.
+
+    Args:
+        path: The file.
+
+    Returns:
+        ``{"path", "bytes", "sha256"}``.
+
+    Raises:
+        JournalError: When the file cannot be read.
+    """
+    path = Path(path)
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot read input ({exc.strerror or exc})") from exc
+    return {"path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def settings_digest(value: Any) -> str:
+    """Return a short SHA-256 of a JSON-able value (for settings too long to show whole)."""
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _normalise(value: Any) -> Any:
+    """JSON round trip, so a value compares equal to itself read back from the binding."""
+    return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _as_list(paths: InputPaths) -> list[Path]:
+    if paths is None:
+        return []
+    if isinstance(paths, (str, os.PathLike)):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _short(text: Any, width: int = 60) -> str:
+    shown = json.dumps(text, ensure_ascii=False, sort_keys=True, default=str)
+    return shown if len(shown) <= width else shown[: width - 1] + "…"
+
+
+class Journal(Generic[M]):
+    """An exclusive, bound, resumable JSONL output of one stage.
+
+    Args:
+        path: The output file.
+        record: Pydantic model every line must validate as.
+        key: The key of a record (what it is of); keys are unique within the output.
+        stage: The stage's name (e.g. ``score``); an output of another stage is refused.
+        inputs: Input files by role (``{"generations": path, "tasks": [paths]}``); their
+            content is hashed into the binding, and none may be the output.
+        settings: Everything else that changes the records (JSON-able); compared key by key.
+        force_new: Start a new output even when one exists (the old one is kept as
+            ``OUTPUT.bak``).
+        flag: How the user asks for ``force_new`` (named in messages).
+
+    Attributes:
+        done: Records already in the output when it was opened, by key, in file order.
+        notes: Things the user should be told (an incomplete line removed, a file replaced).
+        resumed: Whether the output held records when it was opened.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        record: type[M],
+        key: Callable[[M], str],
+        *,
+        stage: str,
+        inputs: Mapping[str, InputPaths] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        force_new: bool = False,
+        flag: str = "--force-new",
+    ):
+        self.path = Path(path)
+        self.record = record
+        self.key = key
+        self.stage = stage
+        self.inputs = {role: _as_list(paths) for role, paths in (inputs or {}).items()}
+        self.settings = _normalise(dict(settings or {}))
+        self.force_new = force_new
+        self.flag = flag
+        self.done: dict[str, M] = {}
+        self.notes: list[str] = []
+        self.resumed = False
+        self._records: dict[str, M] = {}
+        self._fd: int | None = None
+        self._lock_fd: int | None = None
+        self._binding: dict[str, Any] = {}
+        self._written = 0
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def open(self) -> Journal[M]:
+        """Lock the output, check its binding and read what it holds.
+
+        Returns:
+            The journal itself.
+
+        Raises:
+            JournalError: When the output is an input, is locked by another run, was made
+                by other inputs or settings, or holds a corrupt or duplicate record.
+        """
+        self._refuse_input_as_output()
+        self._make_parent()
+        self._lock()
+        try:
+            fingerprints = {
+                role: [file_fingerprint(p) for p in paths] for role, paths in self.inputs.items()
+            }
+            self._binding = {
+                "format": JOURNAL_FORMAT,
+                "stage": self.stage,
+                "inputs": fingerprints,
+                "settings": self.settings,
+            }
+            if self.force_new:
+                self._move_aside()
+            self._check_binding()
+            self._read_existing()
+            self._write_binding(created=not self.resumed)
+            self._fd = _open_append(self.path)
+        except BaseException:
+            self._unlock()
+            raise
+        return self
+
+    def _refuse_input_as_output(self) -> None:
+        if self.path.is_dir():
+            raise JournalError(f"{self.path}: is a folder; -o needs a file name")
+        for role, paths in self.inputs.items():
+            for path in paths:
+                same = path.resolve() == self.path.resolve()
+                if not same and path.exists() and self.path.exists():
+                    same = os.path.samefile(path, self.path)
+                if same:
+                    raise JournalError(
+                        f"the output {self.path} is the {role} input {path}: writing there would "
+                        "destroy it; choose another -o"
+                    )
+
+    def _make_parent(self) -> None:
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise JournalError(
+                f"cannot create the folder {parent} for {self.path}: {exc.strerror or exc}"
+            ) from exc
+        if not os.access(parent, os.W_OK):
+            raise JournalError(f"cannot write {self.path}: the folder {parent} is not writable")
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise JournalError(f"cannot write {self.path}: the file is not writable")
+
+    def _lock(self) -> None:
+        if fcntl is None:  # pragma: no cover - not POSIX
+            return
+        where = lock_path(self.path)
+        for _ in range(20):
+            try:
+                fd = os.open(where, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise JournalError(
+                    f"cannot create the lock file {where}: {exc.strerror or exc}"
+                ) from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_pid(fd)
+                os.close(fd)
+                who = f" (pid {holder})" if holder else ""
+                raise JournalError(
+                    f"{self.path} is being written by another prefjudge run{who}; wait for it "
+                    "to finish or choose another -o"
+                ) from None
+            # the holder before us may have removed the file between our open and our lock
+            try:
+                current = os.stat(where)
+            except FileNotFoundError:
+                os.close(fd)
+                continue
+            if current.st_ino != os.fstat(fd).st_ino:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._lock_fd = fd
+            return
+        raise JournalError(f"cannot lock {where}: it keeps being replaced")  # pragma: no cover
+
+    def _unlock(self) -> None:
+        if self._lock_fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock_path(self.path))
+        os.close(self._lock_fd)  # closing releases the flock
+        self._lock_fd = None
+
+    def _move_aside(self) -> None:
+        if not self.path.exists():
+            return
+        backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
+        os.replace(self.path, backup)
+        with contextlib.suppress(FileNotFoundError):
+            binding_path(self.path).unlink()
+        self.notes.append(f"{self.flag}: the previous {self.path.name} is kept as {backup}")
+
+    def _check_binding(self) -> None:
+        if not _holds_records(self.path):
+            return  # nothing to resume: a new output
+        where = binding_path(self.path)
+        if not where.exists():
+            raise JournalError(
+                f"{self.path} already holds records but has no {where.name}, so what made them "
+                f"is unknown (an older prefjudge, another tool, or a copied file). Use another "
+                f"-o, or {self.flag} to start it again (the old file is kept as "
+                f"{self.path.name}{BACKUP_SUFFIX})."
+            )
+        try:
+            old = json.loads(where.read_text(encoding="utf-8"))
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError, RecursionError) as exc:
+            raise JournalError(
+                f"{where}: unreadable journal binding ({exc}); use {self.flag} to start "
+                f"{self.path.name} again"
+            ) from exc
+        differences = self._differences(old)
+        if differences:
+            shown = "\n".join(f"  {line}" for line in differences)
+            raise JournalError(
+                f"{self.path} was written by a different run; resuming would mix results:\n"
+                f"{shown}\nUse another -o, or {self.flag} to start {self.path.name} again "
+                f"(the old file is kept as {self.path.name}{BACKUP_SUFFIX})."
+            )
+
+    def _differences(self, old: Mapping[str, Any]) -> list[str]:
+        if old.get("stage") != self.stage:
+            return [f"it is the output of `prefjudge {old.get('stage')}`, not of {self.stage}"]
+        lines = []
+        old_inputs = old.get("inputs") or {}
+        new_inputs = self._binding["inputs"]
+        for role in sorted(set(old_inputs) | set(new_inputs)):
+            before, now = old_inputs.get(role) or [], new_inputs.get(role) or []
+            if [f.get("sha256") for f in before] == [f["sha256"] for f in now]:
+                continue
+            if len(before) != len(now):
+                was = ", ".join(f.get("path", "?") for f in before) or "none"
+                lines.append(
+                    f"input {role}: {was} then, {', '.join(f['path'] for f in now) or 'none'} now"
+                )
+                continue
+            for prev, cur in zip(before, now, strict=True):
+                if prev.get("sha256") == cur["sha256"]:
+                    continue
+                same_path = prev.get("path") == cur["path"]
+                what = (
+                    f"{cur['path']} has changed since"
+                    if same_path
+                    else (f"{prev.get('path')} then, {cur['path']} now (other content)")
+                )
+                lines.append(
+                    f"input {role}: {what} (sha256 {str(prev.get('sha256'))[:12]} then, "
+                    f"{cur['sha256'][:12]} now; {prev.get('bytes')} then, {cur['bytes']} bytes now)"
+                )
+        old_settings = old.get("settings") or {}
+        for name in sorted(set(old_settings) | set(self.settings)):
+            before, now = old_settings.get(name, "(not set)"), self.settings.get(name, "(not set)")
+            if before != now:
+                lines.append(f"setting {name}: {_short(before)} then, {_short(now)} now")
+        return lines
+
+    def _read_existing(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        complete = data.rfind(b"\n") + 1
+        if complete < len(data):
+            torn = len(data) - complete
+            with self.path.open("rb+") as handle:
+                handle.truncate(complete)
+            self.notes.append(
+                f"{self.path}: removed an incomplete last line ({torn} bytes) left by an "
+                "interrupted run; that record is made again"
+            )
+            data = data[:complete]
+        first_line: dict[str, int] = {}
+        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+            if not raw.strip():
+                continue
+            item = self._parse_line(raw, number)
+            key = self.key(item)
+            if key in first_line:
+                raise JournalError(
+                    f"{self.path}:{number}: a second record for {key!r} (the first is on line "
+                    f"{first_line[key]}); the output is corrupt: remove one of them, or use "
+                    f"{self.flag} to start again"
+                )
+            first_line[key] = number
+            self.done[key] = item
+        self._records = dict(self.done)
+        self.resumed = bool(self.done)
+
+    def _parse_line(self, raw: bytes, number: int) -> M:
+        where = f"{self.path}:{number}"
+        advice = (
+            f"the output is corrupt: fix or remove that line, or use {self.flag} to start again"
+        )
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise JournalError(f"{where}: not valid UTF-8 ({exc.reason}); {advice}") from exc
+        except json.JSONDecodeError as exc:
+            raise JournalError(
+                f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {advice}"
+            ) from exc
+        except RecursionError as exc:
+            raise JournalError(f"{where}: JSON nested too deeply; {advice}") from exc
+        if not isinstance(value, dict):
+            raise JournalError(f"{where}: expected a JSON object; {advice}")
+        try:
+            return self.record.model_validate(value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise JournalError(
+                f"{where}: field {field!r}: {err['msg']} (not a {self.stage} record); {advice}"
+            ) from exc
+
+    def _write_binding(self, *, created: bool) -> None:
+        where = binding_path(self.path)
+        old: dict[str, Any] = {}
+        if not created and where.exists():
+            with contextlib.suppress(OSError, ValueError):
+                old = json.loads(where.read_text(encoding="utf-8"))
+        binding = {
+            **self._binding,
+            "output": self.path.name,
+            "created": old.get("created") or _now(),
+            "updated": _now(),
+            "prefjudge_version": __version__,
+            "records": len(self._records),
+        }
+        _atomic_write(where, json.dumps(binding, indent=2, ensure_ascii=False) + "\n")
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, item: M) -> None:
+        """Append one record and flush it.
+
+        Args:
+            item: The record; its key must not be in the output yet.
+
+        Raises:
+            JournalError: When the key is already there, or the write fails (disk full,
+                file system gone); the records written before are kept.
+        """
+        if self._fd is None:
+            raise RuntimeError("the journal is not open")
+        key = self.key(item)
+        if key in self._records:
+            raise JournalError(f"{self.path}: a record for {key!r} is already there")
+        line = json.dumps(item.model_dump(mode="json"), ensure_ascii=False) + "\n"
+        try:
+            _write_all(self._fd, line.encode("utf-8"))
+        except OSError as exc:
+            raise self._write_failed(exc) from exc
+        self._records[key] = item
+        self._written += 1
+
+    def _write_failed(self, exc: OSError) -> JournalError:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOSPC:
+            reason = "no space left on the device"
+        return JournalError(
+            f"cannot write {self.path}: {reason}. The {len(self._records)} record(s) "
+            "before it are kept; rerun the same command to resume"
+        )
+
+    def discard(self, keys: Iterable[str]) -> int:
+        """Remove records (e.g. errors about to be redone) by rewriting the output atomically.
+
+        Args:
+            keys: Keys to remove; unknown keys are ignored.
+
+        Returns:
+            How many records were removed.
+        """
+        drop = {k for k in keys if k in self._records}
+        if not drop:
+            return 0
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        kept = [item for key, item in self._records.items() if key not in drop]
+        text = "".join(
+            json.dumps(item.model_dump(mode="json"), ensure_ascii=False) + "\n" for item in kept
+        )
+        try:
+            _atomic_write(self.path, text)
+        except OSError as exc:
+            raise self._write_failed(exc) from exc
+        self._records = {self.key(item): item for item in kept}
+        self.done = {k: v for k, v in self.done.items() if k not in drop}
+        self._fd = _open_append(self.path)
+        return len(drop)
+
+    def records(self) -> list[M]:
+        """Return every record in the output (earlier and new), in file order."""
+        return list(self._records.values())
+
+    @property
+    def written(self) -> int:
+        """Records written by this run."""
+        return self._written
+
+    def close(self) -> None:
+        """Close the output, record the count in the binding and release the lock."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            with contextlib.suppress(OSError):
+                self._write_binding(created=False)
+        self._unlock()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the journal is open (locked, ready to write)."""
+        return self._fd is not None
+
+    def __enter__(self) -> Journal[M]:
+        return self if self.is_open else self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open_append(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte (unbuffered: a record is in the file once this returns)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _holds_records(path: Path) -> bool:
+    """Whether ``path`` exists and holds more than whitespace."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    if size > 4096:
+        return True
+    return bool(path.read_bytes().strip())
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Fail early when a file that a run writes at its end could not be written.
+
+    Args:
+        path: The file (e.g. a summary or a single verdict); its folder is created.
+
+    Raises:
+        JournalError: When the folder cannot be created or written.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JournalError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
+    if path.is_dir():
+        raise JournalError(f"{path}: is a folder; a file name is needed")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise JournalError(f"cannot write {path}: permission denied")
