@@ -28,7 +28,7 @@ from pathlib import Path
 from prefjudge.backends import Sampling, chat, create_backend
 from prefjudge.config import BackendConfig
 from prefjudge.judge import JudgeSettings, judge_pairs
-from prefjudge.pairs import load_pairs
+from prefjudge.judge.pairs import load_pairs
 
 DEFAULT_DATA = "../shared/data/preferences/codeprefbench/human-preference-alignment.jsonl.gz"
 

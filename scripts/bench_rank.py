@@ -57,7 +57,7 @@ def main() -> int:
     import numpy as np
     from scipy import optimize, sparse
 
-    from prefjudge import rank
+    from prefjudge.ranking import bradley_terry as rank
 
     rng = np.random.default_rng(args.seed)
     n, size = args.models, args.battles

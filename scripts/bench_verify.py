@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefjudge.records import InstructionRef
-from prefjudge.taxonomy import Taxonomy, load_taxonomy
-from prefjudge.verify import ruff_version, runners, verify_batch, verify_naive
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.scoring.verify import ruff_version, runners, verify_batch, verify_naive
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from prefjudge.benchmarks import load_tasks, missing_libraries
 from prefjudge.sandbox import SandboxLimits, isolation_report, run_functional
+from prefjudge.scoring.tasks import load_tasks, missing_libraries
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "benchmarks"

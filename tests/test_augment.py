@@ -10,7 +10,12 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from prefjudge.augment import (
+from prefjudge.backends import Backend, Request, Result, Usage
+from prefjudge.cli import main
+from prefjudge.records import AugmentedTask, Task
+from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.taxonomy import load_taxonomy
+from prefjudge.testbed.augment import (
     SelectorReply,
     function_metrics,
     rule_params,
@@ -22,11 +27,6 @@ from prefjudge.augment import (
     task_facts,
     tightened_limit,
 )
-from prefjudge.backends import Backend, Request, Result, Usage
-from prefjudge.benchmarks import load_tasks
-from prefjudge.cli import main
-from prefjudge.records import AugmentedTask, Task
-from prefjudge.taxonomy import load_taxonomy
 
 TAX = load_taxonomy()
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from prefjudge.benchmarks import detect_format, load_tasks, missing_libraries, parse_libs
 from prefjudge.io import InputError
 from prefjudge.records import Task
+from prefjudge.scoring.tasks import detect_format, load_tasks, missing_libraries, parse_libs
 
 BCB = {
     "task_id": "BigCodeBench/0",

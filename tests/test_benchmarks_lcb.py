@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from prefjudge.benchmarks import (
+from prefjudge.io import InputError
+from prefjudge.sandbox import run_functional
+from prefjudge.scoring.tasks import (
     HUB_DATASETS,
     HubUnavailableError,
     decode_lcb_cases,
@@ -21,8 +23,6 @@ from prefjudge.benchmarks import (
     load_tasks,
     missing_libraries,
 )
-from prefjudge.io import InputError
-from prefjudge.sandbox import run_functional
 
 DATA = Path(__file__).parent / "data" / "lcb_sample.jsonl"
 

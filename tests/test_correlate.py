@@ -1,4 +1,4 @@
-"""The α-composite sweep, correlations, model matching and bootstrap (prefjudge.correlate)."""
+"""The α-composite sweep, correlations, model matching and bootstrap (ranking.correlate)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
-from prefjudge import correlate as corr
+from prefjudge.ranking import correlate as corr
 
 # Optimal IF weight per (benchmark, Elo column, correlation) on the paper's table with IF at
 # one instruction. The main-text figure (Fig. 5) shows Pearson and Spearman with the default

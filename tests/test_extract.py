@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from prefjudge.verify import extract_code
-from prefjudge.verify.checks import comment_lines, parse, tokenized_comment_lines
-from prefjudge.verify.extract import fenced_blocks
+from prefjudge.scoring.verify import extract_code
+from prefjudge.scoring.verify.checks import comment_lines, parse, tokenized_comment_lines
+from prefjudge.scoring.verify.extract import fenced_blocks
 
 
 def test_no_fence_gives_the_whole_response():

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from prefjudge import metrics
 from prefjudge.cli import main
 from prefjudge.io import InputIssue, iter_objects, read_records, read_text
 from prefjudge.judge.prompts import TemplateError, check_templates, load_template, parse_template
 from prefjudge.records import Generation
-from prefjudge.taxonomy import TaxonomyError, load_taxonomy
+from prefjudge.scoring import metrics
+from prefjudge.scoring.taxonomy import TaxonomyError, load_taxonomy
 
 sys.path.insert(0, str(Path(__file__).parent / "judge"))
 from pj_scripted_backend import ScriptedBackend
@@ -483,7 +483,7 @@ def test_judge_reports_a_bad_template_as_a_message(
 
 
 def test_pair_format_is_told_from_the_first_readable_line(tmp_path: Path) -> None:
-    from prefjudge.pairs import load_pairs
+    from prefjudge.judge.pairs import load_pairs
 
     path = tmp_path / "pairs.jsonl"
     pair = {

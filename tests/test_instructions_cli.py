@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from prefjudge.cli import main
-from prefjudge.taxonomy import load_taxonomy
+from prefjudge.scoring.taxonomy import load_taxonomy
 
 
 def invoke(*args: str):

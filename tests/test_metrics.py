@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from prefjudge import metrics
 from prefjudge.records import CheckResult, FuncResult, InstructionRef, ScoredSample
+from prefjudge.scoring import metrics
 
 
 def sample(model, task, *, func=None, checks=(), k=None, **extra):

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from prefjudge.cli import main
-from prefjudge.ranking_io import (
+from prefjudge.ranking.inputs import (
     ModelNameWarning,
     read_battles,
     read_model_table,

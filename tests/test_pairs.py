@@ -1,4 +1,4 @@
-"""Loaders of pairwise preference data (prefjudge.pairs)."""
+"""Loaders of pairwise preference data (prefjudge.judge.pairs)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prefjudge.io import InputError
-from prefjudge.pairs import (
+from prefjudge.judge.pairs import (
     FIM_TEMPLATE,
     attach_evidence,
     detect_format,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefjudge import paper_tables
 from prefjudge.cli import main
-from prefjudge.report import build_report, render_html
+from prefjudge.testbed import paper_tables
+from prefjudge.testbed.report import build_report, render_html
 
 
 @pytest.fixture(scope="module")

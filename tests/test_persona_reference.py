@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.persona.rewrite import sandbox_reference_check, split_prompt
 from prefjudge.records import Task
+from prefjudge.scoring.tasks import load_tasks
 
 MBPP = "benchmarks/evalplus/MbppPlus-v0.2.0.jsonl.gz"
 HUMANEVAL = "benchmarks/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz"

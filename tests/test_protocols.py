@@ -13,7 +13,9 @@ from click.testing import CliRunner
 from prefjudge.backends import Backend, Request, Result, Usage
 from prefjudge.cli import main
 from prefjudge.io import read_existing
-from prefjudge.protocols import (
+from prefjudge.records import AugmentedTask, InstructionRef
+from prefjudge.scoring.taxonomy import load_taxonomy
+from prefjudge.testbed.protocols import (
     SINGLE_TURN_HEADER,
     ProtocolGeneration,
     ProtocolRunner,
@@ -22,8 +24,6 @@ from prefjudge.protocols import (
     parse_k,
     single_turn_prompt,
 )
-from prefjudge.records import AugmentedTask, InstructionRef
-from prefjudge.taxonomy import load_taxonomy
 
 TAX = load_taxonomy()
 REFS = [
@@ -244,7 +244,7 @@ def test_resume_continues_a_conversation() -> None:
 
 def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> None:
     from prefjudge.cli import generate_cmd
-    from prefjudge.score import prepare_job
+    from prefjudge.scoring.score import prepare_job
 
     augmented = tmp_path / "augmented.jsonl"
     augmented.write_text("".join(task(f"T/{i}").model_dump_json() + "\n" for i in range(2)))

@@ -1,4 +1,4 @@
-"""Bradley–Terry fitting, Elo scale, bootstrap and graph checks (prefjudge.rank)."""
+"""Bradley–Terry fitting, Elo scale, bootstrap and graph checks (ranking.bradley_terry)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from scipy import optimize
 from scipy.stats import kendalltau, spearmanr
 
-from prefjudge import rank
-from prefjudge.ranking_io import BattleColumns, read_battles
+from prefjudge.ranking import bradley_terry as rank
+from prefjudge.ranking.inputs import BattleColumns, read_battles
 
 # --------------------------------------------------------------------------- helpers
 

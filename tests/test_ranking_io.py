@@ -1,4 +1,4 @@
-"""Reading battles, score tables, Elo tables and aliases (prefjudge.ranking_io)."""
+"""Reading battles, score tables, Elo tables and aliases (prefjudge.ranking.inputs)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from prefjudge.io import InputError
-from prefjudge.ranking_io import (
+from prefjudge.ranking.inputs import (
     BattleColumns,
     is_scored_records,
     parse_winner_map,

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from prefjudge import metrics
 from prefjudge.cli import main
 from prefjudge.records import CheckResult, FuncResult, InstructionRef, ScoredSample
-from prefjudge.report import build_report, render_html, render_markdown
+from prefjudge.scoring import metrics
+from prefjudge.testbed.report import build_report, render_html, render_markdown
 
 CHROMIUM = Path("/usr/bin/chromium")
 N_TASKS = 20

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from prefjudge.benchmarks import load_tasks, missing_libraries
 from prefjudge.records import StdioCase, Task
 from prefjudge.sandbox import (
     SandboxLimits,
@@ -23,6 +22,7 @@ from prefjudge.sandbox import (
     run_functional,
 )
 from prefjudge.sandbox.isolation import sandbox_uid_range
+from prefjudge.scoring.tasks import load_tasks, missing_libraries
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = SandboxLimits(

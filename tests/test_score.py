@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from prefjudge.cli import main
 from prefjudge.records import CheckResult
-from prefjudge.score import summarise_checks
+from prefjudge.scoring.score import summarise_checks
 
 SAMPLE = "datasets/sample/generations.jsonl"
 
@@ -140,7 +140,7 @@ def test_summarise_checks_keeps_errors_apart():
 
 @pytest.mark.shared_data
 def test_bigcodebench_canonical_solutions_score_as_passing(shared_data, tmp_path):
-    from prefjudge.benchmarks import load_tasks
+    from prefjudge.scoring.tasks import load_tasks
 
     path = shared_data / "benchmarks/bigcodebench/BigCodeBench_v0.1.0_hf.jsonl.gz"
     tasks = load_tasks(path)

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from prefjudge.records import InstructionRef
-from prefjudge.taxonomy import (
+from prefjudge.scoring.taxonomy import (
     CATEGORIES,
     ParamProblem,
     Taxonomy,

@@ -13,8 +13,8 @@ import pytest
 from verify_cases import CASES, LONG_LINE
 
 from prefjudge.records import InstructionRef
-from prefjudge.taxonomy import Taxonomy, load_taxonomy
-from prefjudge.verify import (
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.scoring.verify import (
     extract_code,
     ruff_engine,
     ruff_version,
@@ -22,9 +22,9 @@ from prefjudge.verify import (
     verify_batch,
     verify_naive,
 )
-from prefjudge.verify.plan import RuffCheck, plan_runs
-from prefjudge.verify.ruff_engine import Diagnostic, selector_matches
-from prefjudge.verify.thresholds import (
+from prefjudge.scoring.verify.plan import RuffCheck, plan_runs
+from prefjudge.scoring.verify.ruff_engine import Diagnostic, selector_matches
+from prefjudge.scoring.verify.thresholds import (
     Threshold,
     floor,
     narrow,

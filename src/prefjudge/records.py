@@ -105,7 +105,7 @@ class VerifierSpec(BaseModel):
 
     Attributes:
         kind: ``ruff`` (run Ruff with ``select``) or ``python`` (an AST/regex/JSON check
-            implemented in :mod:`prefjudge.verify`, named by ``check``).
+            implemented in :mod:`prefjudge.scoring.verify`, named by ``check``).
         select: Ruff rule codes or prefixes to select.
         preview: Whether the rules need Ruff's preview mode.
         settings: Ruff settings as TOML dotted keys, with ``{param}`` placeholders.

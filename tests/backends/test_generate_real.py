@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.io import read_existing
 from prefjudge.records import AugmentedTask, InstructionRef
-from prefjudge.score import prepare_job
+from prefjudge.scoring.score import prepare_job
+from prefjudge.scoring.tasks import load_tasks
 
 pytestmark = pytest.mark.vllm
 pytest.importorskip("openai")

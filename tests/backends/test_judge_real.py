@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefjudge.guidance import load_guidance
 from prefjudge.io import read_existing
+from prefjudge.judge.guidance import load_guidance
 from prefjudge.records import Verdict
 
 pytestmark = pytest.mark.vllm

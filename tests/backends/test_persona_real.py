@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.io import read_existing
 from prefjudge.persona.rewrite import names_entry_point, split_prompt
 from prefjudge.records import PersonaComparison, Task
+from prefjudge.scoring.tasks import load_tasks
 
 pytestmark = pytest.mark.vllm
 

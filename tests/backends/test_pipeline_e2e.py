@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefjudge.benchmarks import load_tasks, missing_libraries
 from prefjudge.io import read_existing
+from prefjudge.scoring.tasks import load_tasks, missing_libraries
 
 pytestmark = pytest.mark.vllm
 pytest.importorskip("openai")

@@ -207,7 +207,7 @@ def test_pointwise_scores_each_response_alone_and_compares_totals() -> None:
 
 
 def test_guidance_goes_into_the_marked_slot_of_each_stage(tmp_path) -> None:
-    from prefjudge.guidance import load_guidance, render_lessons
+    from prefjudge.judge.guidance import load_guidance, render_lessons
 
     (tmp_path / "categories").mkdir()
     (tmp_path / "global.md").write_text(render_lessons("Global", {

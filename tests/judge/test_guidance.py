@@ -12,8 +12,8 @@ from pj_scripted_backend import ScriptedBackend, shown, stage_of, user_text
 
 from prefjudge.backends import Request
 from prefjudge.cli import main
-from prefjudge.guidance import GuidanceError, load_guidance, pair_fingerprint, parse_lessons
-from prefjudge.guidance_build import build_guidance, split_pairs
+from prefjudge.judge.guidance import GuidanceError, load_guidance, pair_fingerprint, parse_lessons
+from prefjudge.judge.hpag import build_guidance, split_pairs
 from prefjudge.records import Pair
 
 

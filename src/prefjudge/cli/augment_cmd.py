@@ -9,9 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from prefjudge.augment import dumps_summary, select_llm, select_rule, summarize
 from prefjudge.backends import Backend, BackendError, Sampling, create_backend
-from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
 from prefjudge.cli.tables import stdout
@@ -20,7 +18,9 @@ from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
-from prefjudge.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.testbed.augment import dumps_summary, select_llm, select_rule, summarize
 
 LLM_CHUNK = 64
 

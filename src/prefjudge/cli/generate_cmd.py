@@ -17,14 +17,14 @@ from prefjudge.config import BackendConfig, backend_options, backend_progress, r
 from prefjudge.io import InputError, read_records
 from prefjudge.journal import Journal
 from prefjudge.paths import data_dir
-from prefjudge.protocols import (
+from prefjudge.records import AugmentedTask
+from prefjudge.testbed.protocols import (
     PROTOCOLS,
     ProtocolGeneration,
     ProtocolRunner,
     instruction_problems,
     parse_k,
 )
-from prefjudge.records import AugmentedTask
 
 console = Console(stderr=True)
 

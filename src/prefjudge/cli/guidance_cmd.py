@@ -16,8 +16,8 @@ from prefjudge.cli.judge_cmd import FORMAT_CHOICE, _load_pair_inputs
 from prefjudge.cli.judge_common import open_backend
 from prefjudge.cli.tables import stdout
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
-from prefjudge.guidance import STAGES, GuidanceError, load_guidance
-from prefjudge.guidance_build import GuidanceBuildError, build_guidance, split_pairs
+from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
+from prefjudge.judge.hpag import GuidanceBuildError, build_guidance, split_pairs
 
 
 @main.group("guidance")

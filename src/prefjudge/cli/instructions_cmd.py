@@ -10,7 +10,7 @@ from rich.table import Table
 
 from prefjudge.cli import main
 from prefjudge.records import InstructionSpec, ParamSpec
-from prefjudge.taxonomy import CATEGORIES, load_taxonomy
+from prefjudge.scoring.taxonomy import CATEGORIES, load_taxonomy
 
 
 @main.command("instructions")

@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.judge_common import (
     METHOD_CHOICE,
@@ -38,9 +37,10 @@ from prefjudge.judge.evaluation import (
     paired_difference,
     plot_methods,
 )
+from prefjudge.judge.pairs import attach_evidence, load_pairs, pairs_from_generations
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
-from prefjudge.pairs import attach_evidence, load_pairs, pairs_from_generations
 from prefjudge.records import Pair, Verdict
+from prefjudge.scoring.tasks import load_tasks
 
 SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
 

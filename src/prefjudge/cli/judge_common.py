@@ -18,9 +18,9 @@ from rich.table import Table
 from prefjudge.backends import Backend, BackendError, Result, create_backend
 from prefjudge.cli.runs import content_digest, model_settings, open_journal
 from prefjudge.config import BackendConfig, progress_bars, report_usage
-from prefjudge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.journal import Journal
 from prefjudge.judge import METHODS, JudgeSettings, judge_pairs
+from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.paths import data_dir
 from prefjudge.records import Pair, Verdict

@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.judge_common import open_backend
 from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
@@ -22,7 +21,7 @@ from prefjudge.cli.tables import print_frame, stdout
 from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
 from prefjudge.io import InputError, read_records, read_text, summary_path
 from prefjudge.journal import Journal
-from prefjudge.pairs import pairs_from_generations
+from prefjudge.judge.pairs import pairs_from_generations
 from prefjudge.paths import data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
 from prefjudge.persona.flips import flip_table, flips_summary, plot_flips
@@ -36,6 +35,7 @@ from prefjudge.persona.profile import (
 )
 from prefjudge.persona.rewrite import RejectedRewrite, Rewriter, sandbox_reference_check
 from prefjudge.records import Persona, PersonaComparison, Task
+from prefjudge.scoring.tasks import load_tasks
 
 CHUNK = 32
 

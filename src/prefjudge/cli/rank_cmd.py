@@ -16,13 +16,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from prefjudge import correlate as corr
-from prefjudge import rank
 from prefjudge.cli import main
 from prefjudge.cli.runs import check_output
 from prefjudge.io import InputError
-from prefjudge.rank_plots import correlation_plot, forest_plot
-from prefjudge.ranking_io import (
+from prefjudge.plots.ranking import correlation_plot, forest_plot
+from prefjudge.ranking import bradley_terry as rank
+from prefjudge.ranking import correlate as corr
+from prefjudge.ranking.inputs import (
     BattleColumns,
     ModelNameWarning,
     is_scored_records,

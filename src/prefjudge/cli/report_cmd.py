@@ -11,10 +11,10 @@ from rich.console import Console
 from prefjudge.cli import main
 from prefjudge.cli.runs import check_output
 from prefjudge.io import InputError, InputIssue, read_records
-from prefjudge.metrics import sample_k
-from prefjudge.paper_tables import PaperTableError
 from prefjudge.records import ScoredSample
-from prefjudge.report import build_report, render_html, render_markdown
+from prefjudge.scoring.metrics import sample_k
+from prefjudge.testbed.paper_tables import PaperTableError
+from prefjudge.testbed.report import build_report, render_html, render_markdown
 
 console = Console(stderr=True)
 

@@ -12,17 +12,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from prefjudge.benchmarks import load_tasks
 from prefjudge.cli import main
 from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.tables import print_frame, save_summary_plot
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
-from prefjudge.metrics import model_summary, samples_frame
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
-from prefjudge.score import prepare_job, score_stream
-from prefjudge.verify import ruff_version
+from prefjudge.scoring.metrics import model_summary, samples_frame
+from prefjudge.scoring.score import prepare_job, score_stream
+from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.verify import ruff_version
 
 console = Console(stderr=True)
 

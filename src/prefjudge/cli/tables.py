@@ -35,7 +35,7 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
     """Bar chart of IF (instruction, task) and pass@1 per model with 95 % CIs.
 
     Args:
-        summary: Output of :func:`prefjudge.metrics.model_summary`.
+        summary: Output of :func:`prefjudge.scoring.metrics.model_summary`.
         path: PNG file to write.
     """
     import matplotlib

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
-from prefjudge.guidance import Guidance
+from prefjudge.judge.guidance import Guidance
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
 from prefjudge.records import Criterion, JudgeCost, Pair, Side, Verdict

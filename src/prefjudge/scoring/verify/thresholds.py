@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from prefjudge.verify.ruff_engine import Diagnostic
+from prefjudge.scoring.verify.ruff_engine import Diagnostic
 
 # Rule code -> the setting that holds its limit.
 THRESHOLD_RULES: dict[str, str] = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from prefjudge.correlate import CORRELATIONS, CorrelationResult
+from prefjudge.ranking.correlate import CORRELATIONS, CorrelationResult
 
 
 def _pyplot():

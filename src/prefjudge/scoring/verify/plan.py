@@ -37,7 +37,7 @@ class RuffCheck:
         settings: Settings it depends on, as sorted (key, value) pairs.
         plan_settings: Settings the run answering it must have; the same as ``settings``
             unless its answer is derived from a run with another limit (see
-            :mod:`prefjudge.verify.thresholds`).
+            :mod:`prefjudge.scoring.verify.thresholds`).
     """
 
     key: int

@@ -22,9 +22,9 @@ from prefjudge.records import (
     Task,
 )
 from prefjudge.sandbox import SandboxLimits, run_functional
-from prefjudge.taxonomy import Taxonomy, load_taxonomy
-from prefjudge.verify import ruff_version, verify_batch
-from prefjudge.verify.extract import extract_code
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.scoring.verify import ruff_version, verify_batch
+from prefjudge.scoring.verify.extract import extract_code
 
 ProgressCallback = Callable[[str, int], None]
 

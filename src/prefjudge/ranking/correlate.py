@@ -353,7 +353,7 @@ def scores_from_records(records: Iterable[Mapping[str, object]]) -> pd.DataFrame
     Args:
         records: Dicts with ``model``, ``func_pass`` (bool or None), ``if_instruction``
             (float or None) and ``n_instructions`` (int or None), as returned by
-            :func:`prefjudge.ranking_io.read_scored_records`.
+            :func:`prefjudge.ranking.inputs.read_scored_records`.
 
     Returns:
         One row per model (input order): ``model, func, if, n_func, n_if, if_<k>...``;

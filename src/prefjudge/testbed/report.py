@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefjudge import metrics
 from prefjudge.records import ScoredSample
+from prefjudge.scoring import metrics
 
 PROTOCOL_NAMES = {"single": "single-turn", "multi": "multi-turn"}
 
@@ -406,7 +406,7 @@ def _retention_section(turns: pd.DataFrame, resamples: int, seed: int) -> Report
 
 
 def _paper_section(directory: Path) -> ReportSection:
-    from prefjudge import paper_tables
+    from prefjudge.testbed import paper_tables
 
     scores = paper_tables.load_paper_scores(directory)
     fr = paper_tables.paper_functional_regression(scores.func)
@@ -459,7 +459,7 @@ def _paper_section(directory: Path) -> ReportSection:
 
 
 def _categories() -> dict[str, str]:
-    from prefjudge.taxonomy import TaxonomyError, load_taxonomy
+    from prefjudge.scoring.taxonomy import TaxonomyError, load_taxonomy
 
     try:
         return {spec.id: spec.category for spec in load_taxonomy()}

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prefjudge.verify.extract import fenced_blocks
+from prefjudge.scoring.verify.extract import fenced_blocks
 
 MAX_REASONS = 10
 

@@ -10,7 +10,7 @@ A guidance folder holds::
 Each ``.md`` file has ``## criteria``, ``## judging`` and ``## final`` sections of ``- ``
 bullet points; users may edit them. :func:`load_guidance` reads a folder back and
 :meth:`Guidance.block` renders the slot a prompt template marks with ``{{guidance}}``.
-Building guidance (which calls a model) lives in :mod:`prefjudge.guidance_build`.
+Building guidance (which calls a model) lives in :mod:`prefjudge.judge.hpag`.
 """
 
 from __future__ import annotations

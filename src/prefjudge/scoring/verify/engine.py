@@ -1,16 +1,16 @@
 """Checking responses against instructions: the batched engine and the naive reference.
 
 Both ways share everything except how Ruff is run: :func:`verify_batch` packs all Ruff
-checks into a few runs over many files (see :mod:`prefjudge.verify.plan` and
-:mod:`prefjudge.verify.thresholds`) and runs them in parallel; :func:`verify_naive` starts
+checks into a few runs over many files (see :mod:`prefjudge.scoring.verify.plan` and
+:mod:`prefjudge.scoring.verify.thresholds`) and runs them in parallel; :func:`verify_naive` starts
 one Ruff process per check, with exactly that check's rules and settings. Their results
 are identical (the benchmark and the tests compare them).
 
 Rules applied to every check:
 
-- code-level instructions look at :func:`~prefjudge.verify.extract.extract_code`; code
+- code-level instructions look at :func:`~prefjudge.scoring.verify.extract.extract_code`; code
   that does not parse fails them with a reason starting ``does not parse``. Ruff's parser
-  (target version :data:`~prefjudge.verify.ruff_engine.TARGET_VERSION`) decides for Ruff
+  (target version :data:`~prefjudge.scoring.verify.ruff_engine.TARGET_VERSION`) decides for Ruff
   checks, Python's own parser for the checks written in Python;
 - response-level instructions (doc_4, doc_6) look at the whole response;
 - a Ruff failure (cannot start, bad configuration, crash, timeout) makes the affected
@@ -29,18 +29,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefjudge.records import CheckResult, InstructionRef, InstructionSpec
-from prefjudge.taxonomy import Taxonomy, load_taxonomy, resolve_settings
-from prefjudge.verify.checks import (
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy, resolve_settings
+from prefjudge.scoring.verify.checks import (
     CODE_CHECKS,
     RESPONSE_CHECKS,
     join_reasons,
     parse,
     parse_problem,
 )
-from prefjudge.verify.extract import extract_code
-from prefjudge.verify.plan import RuffCheck
-from prefjudge.verify.ruff_engine import RuffConfig, RuffRunError
-from prefjudge.verify.runners import (
+from prefjudge.scoring.verify.extract import extract_code
+from prefjudge.scoring.verify.plan import RuffCheck
+from prefjudge.scoring.verify.ruff_engine import RuffConfig, RuffRunError
+from prefjudge.scoring.verify.runners import (
     RuffBatch,
     RuffExecutor,
     RuffOutcome,

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from prefjudge.backends.base import Backend, Message, Request, Result, Sampling
 from prefjudge.records import AugmentedTask, Generation, InstructionRef, Turn
-from prefjudge.taxonomy import Taxonomy, load_taxonomy
+from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 
 ProtocolName = Literal["single", "multi"]
 PROTOCOLS: tuple[ProtocolName, ...] = ("single", "multi")

@@ -7,7 +7,7 @@
    human choice (with the individual and per-aspect votes when the data has them).
 4. Distil the rationales into global lessons and, per category with enough examples,
    category lessons, for each of the three CriterAlign stages.
-5. Write the guidance folder (see :mod:`prefjudge.guidance`) with a manifest.
+5. Write the guidance folder (see :mod:`prefjudge.judge.guidance`) with a manifest.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ import numpy as np
 
 from prefjudge import __version__
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
-from prefjudge.guidance import (
+from prefjudge.judge import JudgeSettings, judge_pairs
+from prefjudge.judge.common import OnResult
+from prefjudge.judge.guidance import (
     CATEGORY_DIR,
     GLOBAL_FILE,
     MANIFEST,
@@ -34,8 +36,6 @@ from prefjudge.guidance import (
     pair_fingerprint,
     render_lessons,
 )
-from prefjudge.judge import JudgeSettings, judge_pairs
-from prefjudge.judge.common import OnResult
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import DistilReply, RationaleReply
 from prefjudge.records import Pair, Verdict

@@ -3,10 +3,10 @@
 Both return, per check, the findings its own selectors select (or the RuffRunError that
 stopped Ruff), so the results built from them are the same whichever way ran.
 
-Batched: checks are packed into runs by :func:`~prefjudge.verify.plan.plan_runs`; runs
+Batched: checks are packed into runs by :func:`~prefjudge.scoring.verify.plan.plan_runs`; runs
 of more than :data:`MAX_FILES_PER_RUN` files are split so the workers share the load;
 threshold checks are answered from runs with a few shared, smaller limits
-(:mod:`prefjudge.verify.thresholds`). A
+(:mod:`prefjudge.scoring.verify.thresholds`). A
 run that fails is redone check by check, exactly as the naive way would, so that one
 broken check or file cannot turn its neighbours into errors.
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefjudge.verify.plan import RuffCheck, RuffRun, plan_runs
-from prefjudge.verify.ruff_engine import (
+from prefjudge.scoring.verify.plan import RuffCheck, RuffRun, plan_runs
+from prefjudge.scoring.verify.ruff_engine import (
     Diagnostic,
     RuffConfig,
     RuffRunError,
@@ -34,7 +34,13 @@ from prefjudge.verify.ruff_engine import (
     is_rule_code,
     run_ruff,
 )
-from prefjudge.verify.thresholds import Threshold, floor, narrow, shared_limits, threshold_of
+from prefjudge.scoring.verify.thresholds import (
+    Threshold,
+    floor,
+    narrow,
+    shared_limits,
+    threshold_of,
+)
 
 # Outcome of the Ruff part of one check: the findings it selects, or why Ruff failed.
 RuffOutcome = list[Diagnostic] | RuffRunError

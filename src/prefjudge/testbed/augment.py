@@ -75,10 +75,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from prefjudge.backends.base import Backend, OnResult, Request, Result, Sampling, chat
-from prefjudge.benchmarks import imported_modules
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, InstructionRef, InstructionSpec, Task
-from prefjudge.taxonomy import CATEGORIES, Taxonomy, load_taxonomy
+from prefjudge.scoring.tasks import imported_modules
+from prefjudge.scoring.taxonomy import CATEGORIES, Taxonomy, load_taxonomy
 
 _FILE_WORDS = re.compile(r"\b(files?|director(y|ies)|paths?|folders?|csv|json file)\b", re.I)
 _FILE_MODULES = {"os", "shutil", "glob", "pathlib", "tempfile", "csv", "zipfile", "tarfile"}

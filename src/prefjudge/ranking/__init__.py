@@ -1,0 +1,6 @@
+"""Stage 4, ranking: ``prefjudge rank`` and ``prefjudge correlate``.
+
+* :mod:`.inputs` — battles (verdicts, arena CSV/JSONL) and score tables, with file:line errors;
+* :mod:`.bradley_terry` — Bradley–Terry ratings on the Elo scale with bootstrap intervals;
+* :mod:`.correlate` — the IF/functional composite that best predicts LMArena Elo.
+"""
