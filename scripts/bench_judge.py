@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from prefjudge.backends import Sampling, chat, create_backend
-from prefjudge.config import BackendConfig
+from prefjudge.backends.config import BackendConfig
 from prefjudge.judge import JudgeSettings, judge_pairs
 from prefjudge.judge.pairs import load_pairs
 

@@ -10,8 +10,8 @@ from prefjudge.judge.evaluation import (
     compare_methods,
     evaluate_verdicts,
     paired_difference,
-    plot_methods,
 )
+from prefjudge.plots.judge import plot_methods
 from prefjudge.records import JudgeCost, Verdict
 
 

@@ -4,7 +4,8 @@ import warnings
 
 import pytest
 
-from prefjudge.persona.flips import FLIP_COLUMNS, flip_table, flips_summary, plot_flips
+from prefjudge.persona.flips import FLIP_COLUMNS, flip_table, flips_summary
+from prefjudge.plots.persona import plot_flips
 from prefjudge.records import DimensionVerdict, PersonaComparison
 
 X, Y = "alpha-model", "beta-model"

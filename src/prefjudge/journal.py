@@ -99,12 +99,6 @@ def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
-def settings_digest(value: Any) -> str:
-    """Return a short SHA-256 of a JSON-able value (for settings too long to show whole)."""
-    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
-
-
 def _normalise(value: Any) -> Any:
     """JSON round trip, so a value compares equal to itself read back from the binding."""
     return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
@@ -567,6 +561,42 @@ def _atomic_write(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def content_digest(path: str | os.PathLike[str]) -> str:
+    """A short SHA-256 of a file, or of every file under a folder (names and contents).
+
+    Used to bind outputs to the prompt templates and rubrics that shaped them.
+
+    Args:
+        path: A file or a folder.
+
+    Returns:
+        16 hex digits.
+    """
+    root = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    for file in files:
+        digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
+        digest.update(b"\0")
+        digest.update(file.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def model_settings(backend: Any, sampling: Any) -> dict[str, Any]:
+    """The settings a model stage's output depends on: who answers, and how it samples.
+
+    Args:
+        backend: A :class:`prefjudge.backends.Backend` (its ``identity()`` covers kind, model,
+            endpoint, weights and output options).
+        sampling: The stage's :class:`prefjudge.backends.Sampling`.
+
+    Returns:
+        ``{"model": identity, "sampling": ...}`` for a journal's settings.
+    """
+    return {"model": backend.identity(), "sampling": sampling.model_dump(mode="json")}
 
 
 def check_writable(path: str | os.PathLike[str]) -> None:

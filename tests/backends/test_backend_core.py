@@ -24,12 +24,8 @@ from prefjudge.backends import (
     create_backend,
 )
 from prefjudge.backends.base import AttemptState, BackendBase, Completion
-from prefjudge.config import (
-    BackendConfig,
-    ConfigError,
-    backend_options,
-    load_backend_config,
-)
+from prefjudge.backends.config import BackendConfig, ConfigError, load_backend_config
+from prefjudge.cli.options import backend_options
 
 
 class Verdict(BaseModel):
@@ -314,7 +310,7 @@ def test_retry_after_parsing() -> None:
 def test_usage_report_and_progress() -> None:
     from rich.console import Console
 
-    from prefjudge.config import backend_progress, report_usage
+    from prefjudge.cli.display import backend_progress, report_usage
 
     backend = Dummy(model_id="org/model [dtype=bfloat16]")
     backend.notice = "a [tiny] model"

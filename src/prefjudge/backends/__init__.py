@@ -5,7 +5,7 @@ structured output), hands the whole list to ``backend.generate`` and gets one
 :class:`Result` per request back, in order::
 
     from prefjudge.backends import Sampling, chat, create_backend
-    from prefjudge.config import BackendConfig
+    from prefjudge.backends.config import BackendConfig
 
     backend = create_backend(BackendConfig(kind="openai", base_url=URL, model="m"))
     requests = [chat(p.id, ("system", SYSTEM), p.text, schema_model=Verdict) for p in pairs]
@@ -39,7 +39,7 @@ from prefjudge.backends.base import (
 from prefjudge.backends.cache import ResponseCache, default_cache_path
 
 if TYPE_CHECKING:
-    from prefjudge.config import BackendConfig
+    from prefjudge.backends.config import BackendConfig
 
 __all__ = [
     "Backend",

@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends.cache import CacheStats, ResponseCache
+from prefjudge.backends.config import CONFIG_NAME, ConfigError, load_backend_config
 from prefjudge.cli import main
-from prefjudge.config import CONFIG_NAME, ConfigError, load_backend_config
 
 _config_option = click.option(
     "--config",

@@ -11,11 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from prefjudge.backends import BackendError, create_backend
+from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
-from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.cli.display import backend_progress, report_usage
+from prefjudge.cli.options import backend_options
+from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.io import InputError, read_records
-from prefjudge.journal import Journal
+from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask
 from prefjudge.testbed.protocols import (

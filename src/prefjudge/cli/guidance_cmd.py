@@ -11,11 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends import BackendError
+from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.judge_cmd import FORMAT_CHOICE, _load_pair_inputs
-from prefjudge.cli.judge_common import open_backend
-from prefjudge.cli.tables import stdout
-from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.cli.display import backend_progress, report_usage, stdout
+from prefjudge.cli.judging import FORMAT_CHOICE, load_pair_inputs
+from prefjudge.cli.options import backend_options
+from prefjudge.cli.runs import open_backend
 from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
 from prefjudge.judge.hpag import GuidanceBuildError, build_guidance, split_pairs
 
@@ -78,7 +79,7 @@ def build(
     for criterion generation, criterion judging and the final decision.
     """
     console = Console(stderr=True)
-    pairs = _load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
+    pairs = load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
     try:
         train, held = split_pairs(pairs, train_fraction, split_seed)
     except ValueError as exc:

@@ -15,32 +15,33 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.judge_common import (
+from prefjudge.cli.display import print_frame, report_usage, stdout
+from prefjudge.cli.judging import (
+    FORMAT_CHOICE,
     METHOD_CHOICE,
     judge_options,
     judge_to_file,
+    load_pair_inputs,
     make_settings,
-    open_backend,
     open_guidance,
     outcome_table,
     print_errors,
     run_judging,
 )
-from prefjudge.cli.runs import check_output, force_new_option
-from prefjudge.cli.tables import print_frame, stdout
-from prefjudge.config import BackendConfig, backend_options, report_usage
+from prefjudge.cli.options import backend_options
+from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.io import InputError, read_text, summary_path
 from prefjudge.judge.evaluation import (
     compare_methods,
     evaluate_verdicts,
     paired_difference,
-    plot_methods,
 )
-from prefjudge.judge.pairs import attach_evidence, load_pairs, pairs_from_generations
+from prefjudge.judge.pairs import attach_evidence
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
+from prefjudge.plots.judge import plot_methods
 from prefjudge.records import Pair, Verdict
-from prefjudge.scoring.tasks import load_tasks
 
 SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
 
@@ -205,31 +206,6 @@ def pair(
         raise SystemExit(1)
 
 
-def _load_pair_inputs(
-    paths: tuple[str, ...], tasks_path: str | None, fmt: str, skip_invalid: bool, console: Console
-) -> list[Pair]:
-    try:
-        if len(paths) == 2:
-            tasks = None
-            if tasks_path:
-                tasks = {t.task_id: t.prompt for t in load_tasks(tasks_path).values()}
-            pairs, notes = pairs_from_generations(paths[0], paths[1], tasks=tasks)
-            for note in notes:
-                console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-            return pairs
-        pairs, issues = load_pairs(paths[0], fmt=fmt, skip_invalid=skip_invalid)  # type: ignore[arg-type]
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from exc
-    for issue in issues:
-        console.print(f"[yellow]skipped:[/yellow] {escape(str(issue))}", soft_wrap=True)
-    return pairs
-
-
-FORMAT_CHOICE = click.Choice(
-    ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
-)
-
-
 @main.command("judge")
 @click.argument(
     "inputs",
@@ -308,7 +284,7 @@ def judge(
     if len(inputs) > 2:
         raise click.UsageError("give one pair file, or two generation files")
     console = Console(stderr=True)
-    pairs = _load_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console)
+    pairs = load_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console)
     if bool(scored_a) != bool(scored_b):
         raise click.UsageError("--scored-a and --scored-b go together")
     if scored_a and scored_b:
@@ -446,7 +422,7 @@ def judge_eval(
     console = Console(stderr=True)
     pairs = [
         p
-        for p in _load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
+        for p in load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
         if p.label is not None
     ]
     if not pairs:

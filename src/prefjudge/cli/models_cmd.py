@@ -13,8 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.backends import BackendError, Sampling, chat, create_backend
+from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.config import BackendConfig, backend_options
+from prefjudge.cli.options import backend_options
 
 
 class SchemaProbe(BaseModel):

@@ -14,17 +14,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.judge_common import open_backend
-from prefjudge.cli.runs import content_digest, force_new_option, model_settings, open_journal
-from prefjudge.cli.tables import print_frame, stdout
-from prefjudge.config import BackendConfig, backend_options, backend_progress, report_usage
+from prefjudge.cli.display import backend_progress, print_frame, report_usage, stdout
+from prefjudge.cli.options import backend_options
+from prefjudge.cli.runs import force_new_option, open_backend, open_journal
 from prefjudge.io import InputError, read_records, read_text, summary_path
-from prefjudge.journal import Journal
+from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.judge.pairs import pairs_from_generations
 from prefjudge.paths import data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
-from prefjudge.persona.flips import flip_table, flips_summary, plot_flips
+from prefjudge.persona.flips import flip_table, flips_summary
 from prefjudge.persona.profile import (
     PersonaError,
     build_profile,
@@ -34,6 +34,7 @@ from prefjudge.persona.profile import (
     persona_yaml,
 )
 from prefjudge.persona.rewrite import RejectedRewrite, Rewriter, sandbox_reference_check
+from prefjudge.plots.persona import plot_flips
 from prefjudge.records import Persona, PersonaComparison, Task
 from prefjudge.scoring.tasks import load_tasks
 

@@ -1,18 +1,17 @@
-"""What every resumable command shares: ``--force-new``, opening journals, backend identity."""
+"""What every command that runs a stage shares: ``--force-new``, journals, outputs, backends."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from prefjudge.backends import Backend, Sampling
+from prefjudge.backends import Backend, BackendError, create_backend
+from prefjudge.backends.config import BackendConfig
 from prefjudge.journal import Journal, JournalError, check_writable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,36 +70,9 @@ def open_journal(journal: Journal[Any], console: Console) -> Journal[Any]:
     return journal
 
 
-def model_settings(backend: Backend, sampling: Sampling) -> dict[str, Any]:
-    """The settings a model stage's output depends on: who answers, and how it samples.
-
-    Args:
-        backend: The backend (its identity covers kind, model, endpoint and output options).
-        sampling: The stage's sampling parameters.
-
-    Returns:
-        ``{"model": identity, "sampling": ...}`` for a journal's settings.
-    """
-    return {"model": backend.identity(), "sampling": sampling.model_dump(mode="json")}
-
-
-def content_digest(path: str | os.PathLike[str]) -> str:
-    """A short SHA-256 of a file, or of every file under a folder (names and contents).
-
-    Used to bind outputs to the prompt templates and rubrics that shaped them.
-
-    Args:
-        path: A file or a folder.
-
-    Returns:
-        16 hex digits.
-    """
-    root = Path(path)
-    digest = hashlib.sha256()
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    for file in files:
-        digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
-        digest.update(b"\0")
-        digest.update(file.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()[:16]
+def open_backend(config: BackendConfig) -> Backend:
+    """Create the backend or fail with a clear message."""
+    try:
+        return create_backend(config)
+    except BackendError as exc:
+        raise click.ClickException(str(exc)) from exc

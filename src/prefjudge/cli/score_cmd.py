@@ -13,10 +13,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from prefjudge.cli import main
+from prefjudge.cli.display import print_frame
 from prefjudge.cli.runs import force_new_option, open_journal
-from prefjudge.cli.tables import print_frame, save_summary_plot
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
+from prefjudge.plots.score import save_summary_plot
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
 from prefjudge.scoring.metrics import model_summary, samples_frame

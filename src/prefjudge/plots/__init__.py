@@ -1,4 +1,10 @@
-"""Plot helpers shared by the stages that draw interval bar charts."""
+"""Figures: one matplotlib setup (headless, Agg) and the helpers every figure shares.
+
+Every figure module gets pyplot from :func:`pyplot`, so the backend is chosen in one place
+and a figure never needs a display: :mod:`.score` (the score summary), :mod:`.ranking`
+(ratings and the composite sweep); the judge's, the personas' and the report's figures
+use the same helpers.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,20 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+
+def pyplot() -> Any:
+    """Return ``matplotlib.pyplot`` set up for files, not screens (the Agg backend).
+
+    Returns:
+        The ``matplotlib.pyplot`` module.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def ci_bars(ax: Any, frame: pd.DataFrame, series: Sequence[tuple[str, str, str, str]]) -> Any:

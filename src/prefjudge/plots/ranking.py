@@ -8,16 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from prefjudge.plots import pyplot
 from prefjudge.ranking.correlate import CORRELATIONS, CorrelationResult
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) -> None:
@@ -28,18 +20,31 @@ def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) 
         path: PNG file to write.
         xlabel: Axis label (the scale).
     """
-    plt = _pyplot()
+    plt = pyplot()
     heights = [max(2.0, 0.28 * len(t) + 1.0) for t in tables.values()]
-    fig, axes = plt.subplots(len(tables), 1, figsize=(7.5, sum(heights)),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    fig, axes = plt.subplots(
+        len(tables),
+        1,
+        figsize=(7.5, sum(heights)),
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
     for ax, (title, table) in zip(axes[:, 0], tables.items(), strict=True):
         ordered = table.sort_values("rating").reset_index(drop=True)
         y = np.arange(len(ordered))
         rating = ordered["rating"].to_numpy(dtype=float)
         lower = np.nan_to_num(rating - ordered["lower"].to_numpy(dtype=float))
         upper = np.nan_to_num(ordered["upper"].to_numpy(dtype=float) - rating)
-        ax.errorbar(rating, y, xerr=[lower, upper], fmt="o", color="tab:blue",
-                    ecolor="tab:gray", capsize=3, markersize=4)
+        ax.errorbar(
+            rating,
+            y,
+            xerr=[lower, upper],
+            fmt="o",
+            color="tab:blue",
+            ecolor="tab:gray",
+            capsize=3,
+            markersize=4,
+        )
         ax.set_yticks(y, ordered["model"])
         ax.set_title(title, fontsize="medium")
         ax.grid(axis="x", alpha=0.3)
@@ -58,7 +63,7 @@ def correlation_plot(results: Mapping[str, CorrelationResult], path: Path) -> No
         results: IF column → sweep result.
         path: PNG file to write.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(CORRELATIONS), figsize=(13, 4), sharex=True)
     for ax, kind in zip(axes, CORRELATIONS, strict=True):
         for label, result in results.items():
@@ -66,12 +71,23 @@ def correlation_plot(results: Mapping[str, CorrelationResult], path: Path) -> No
             line = ax.plot(curve["alpha"], curve[kind], marker="o", markersize=3, label=label)
             color = line[0].get_color()
             if curve[f"{kind}_lower"].notna().any():
-                ax.fill_between(curve["alpha"], curve[f"{kind}_lower"], curve[f"{kind}_upper"],
-                                color=color, alpha=0.15)
+                ax.fill_between(
+                    curve["alpha"],
+                    curve[f"{kind}_lower"],
+                    curve[f"{kind}_upper"],
+                    color=color,
+                    alpha=0.15,
+                )
             best = result.best[kind]
             if best["alpha"] is not None:
-                ax.plot([best["alpha"]], [best["r"]], marker="*", markersize=14, color=color,
-                        markeredgecolor="black")
+                ax.plot(
+                    [best["alpha"]],
+                    [best["r"]],
+                    marker="*",
+                    markersize=14,
+                    color=color,
+                    markeredgecolor="black",
+                )
         ax.set_title(kind.capitalize())
         ax.set_xlabel("α (weight on IF)   composite = α·IF + (1−α)·Func")
         ax.grid(alpha=0.3)

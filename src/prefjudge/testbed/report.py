@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefjudge.plots import pyplot
 from prefjudge.records import ScoredSample
 from prefjudge.scoring import metrics
 
@@ -124,10 +125,7 @@ def _protocol_name(protocol: str) -> str:
 
 def _figure(draw: Callable[[Any], None], *, size: tuple[float, float]) -> bytes:
     """Run ``draw(fig)`` on a new figure and return it as PNG bytes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig = plt.figure(figsize=size)
     try:

@@ -1,4 +1,4 @@
-"""Backend configuration: CLI flags over an optional ``prefjudge.toml``, and run reporting.
+"""Backend configuration: the settings model, read from ``prefjudge.toml`` and flags.
 
 Precedence, lowest first: built-in defaults, the ``[backend]`` table, the stage's own
 ``[backend.<stage>]`` table, then command-line flags::
@@ -24,17 +24,11 @@ Commands take the flags with :func:`backend_options`, which hands them a validat
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if sys.version_info >= (3, 11):
@@ -43,11 +37,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.progress import Progress
-    from rich.table import Table
-
-    from prefjudge.backends.base import Backend, OnResult, Result, Sampling
+    from prefjudge.backends.base import Sampling
 
 BackendKind = Literal["openai", "vllm", "embedded"]
 CONFIG_NAME = "prefjudge.toml"
@@ -228,222 +218,3 @@ def load_backend_config(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"invalid backend settings ({where}): {problems}") from exc
-
-
-def _parse_pairs(pairs: tuple[str, ...], flag: str) -> dict[str, Any] | None:
-    if not pairs:
-        return None
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=flag)
-        try:
-            out[key.replace("-", "_")] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key.replace("-", "_")] = raw
-    return out
-
-
-_FLAGS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-    click.option(
-        "--config",
-        "pj_config",
-        type=click.Path(dir_okay=False),
-        help=f"Configuration file (default: ./{CONFIG_NAME} when present).",
-    ),
-    click.option(
-        "--backend",
-        "pj_kind",
-        type=click.Choice(["openai", "vllm", "embedded"]),
-        help="Model backend: an OpenAI-compatible server, in-process vLLM, or the embedded "
-        "SmolLM2 (chance-level; for smoke runs).",
-    ),
-    click.option("--model", "pj_model", help="Model name (openai) or name/folder (vllm)."),
-    click.option("--base-url", "pj_base_url", help="OpenAI-compatible endpoint, e.g. URL/v1."),
-    click.option(
-        "--api-key-env",
-        "pj_api_key_env",
-        metavar="NAME",
-        help="Environment variable holding the API key [OPENAI_API_KEY].",
-    ),
-    click.option("--model-id", "pj_model_id", help="Model identity for the cache."),
-    click.option(
-        "--max-concurrency", "pj_max_concurrency", type=int, help="HTTP requests in flight [8]."
-    ),
-    click.option(
-        "--timeout",
-        "pj_timeout",
-        type=float,
-        help="Deadline in seconds for each HTTP call as a whole (connect and the complete "
-        "reply); retried on expiry [120].",
-    ),
-    click.option(
-        "--max-retries", "pj_max_retries", type=int, help="Retries on timeouts/429/5xx [6]."
-    ),
-    click.option(
-        "--max-output-retries",
-        "pj_max_output_retries",
-        type=int,
-        help="Retries of replies that fail schema validation [2].",
-    ),
-    click.option(
-        "--engine-arg",
-        "pj_engine_args",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="vllm.LLM argument (repeatable), e.g. tensor_parallel_size=2.",
-    ),
-    click.option("--temperature", "pj_temperature", type=float, help="Sampling temperature."),
-    click.option("--max-tokens", "pj_max_tokens", type=int, help="Reply length limit."),
-    click.option("--seed", "pj_seed", type=int, help="Sampling seed."),
-    click.option(
-        "--cache",
-        "pj_cache",
-        type=click.Path(dir_okay=False),
-        help="Response cache file [~/.cache/prefjudge/responses.sqlite].",
-    ),
-    click.option("--no-cache", "pj_no_cache", is_flag=True, help="Do not use the response cache."),
-]
-
-
-def backend_options(stage: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorate a click command with the backend flags; it receives ``backend_config``.
-
-    Args:
-        stage: Stage name whose ``[backend.<stage>]`` table applies.
-
-    Returns:
-        A decorator. The command gets a keyword argument ``backend_config``
-        (:class:`BackendConfig`) instead of the individual flags.
-    """
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            flags = {k[3:]: kwargs.pop(k) for k in list(kwargs) if k.startswith("pj_")}
-            config_file = flags.pop("config")
-            flags["engine_args"] = _parse_pairs(flags.pop("engine_args"), "--engine-arg")
-            if not flags["no_cache"]:
-                flags["no_cache"] = None
-            try:
-                kwargs["backend_config"] = load_backend_config(
-                    config_file, stage=stage, overrides=flags
-                )
-            except ConfigError as exc:
-                raise click.UsageError(str(exc)) from exc
-            return func(*args, **kwargs)
-
-        for option in reversed(_FLAGS):
-            wrapper = option(wrapper)
-        return wrapper
-
-    return decorate
-
-
-# -- reporting (CLI side: stage logic never prints) -----------------------------------------
-
-
-def progress_bars(console: Console) -> Progress:
-    """The house progress display: label, bar, done/total, elapsed; cleared when done.
-
-    Args:
-        console: Where to draw (normally stderr).
-
-    Returns:
-        A rich ``Progress`` to add tasks to and enter as a context manager.
-    """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-
-
-@contextmanager
-def backend_progress(
-    console: Console, total: int, description: str = "model calls"
-) -> Iterator[OnResult]:
-    """Show a progress bar over requests; yields the ``on_result`` callback to pass.
-
-    Args:
-        console: Where to draw (normally stderr).
-        total: Number of requests.
-        description: Label of the bar.
-
-    Yields:
-        A callback that advances the bar by one result.
-    """
-    progress = progress_bars(console)
-    task = progress.add_task(description, total=total)
-
-    def advance(_result: Result) -> None:
-        progress.advance(task)
-
-    with progress:
-        yield advance
-
-
-def usage_table(backend: Backend, *, elapsed: float | None = None) -> Table:
-    """Return a table of the backend's usage (requests, tokens, cache hits, errors).
-
-    Args:
-        backend: The backend after the run.
-        elapsed: Wall-clock seconds of the run, when known.
-
-    Returns:
-        A rich table.
-    """
-    from rich.markup import escape
-    from rich.table import Table
-
-    usage = backend.usage
-    title = escape(f"model usage: {backend.kind} · {backend.model_id}")
-    table = Table(title=title, title_justify="left")
-    for name in (
-        "requests",
-        "model calls",
-        "cache hits",
-        "prompt tokens",
-        "completion tokens",
-        "retries",
-        "invalid outputs",
-        "errors",
-    ):
-        table.add_column(name, justify="right")
-    row = [
-        usage.requests,
-        usage.model_calls,
-        usage.cache_hits,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.retries,
-        usage.invalid_outputs,
-        usage.errors,
-    ]
-    if elapsed is not None:
-        table.add_column("seconds", justify="right")
-        row.append(round(elapsed, 1))
-    table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
-    return table
-
-
-def report_usage(console: Console, backend: Backend, *, started: float | None = None) -> None:
-    """Print the backend's notice (if any) and its usage table; call at the end of a run.
-
-    Args:
-        console: Where to print.
-        backend: The backend after the run.
-        started: ``time.monotonic()`` at the start of the run, to show the elapsed time.
-    """
-    from rich.markup import escape
-
-    elapsed = None if started is None else time.monotonic() - started
-    if backend.notice:
-        console.print(f"[yellow]note:[/yellow] {escape(backend.notice)}")
-    console.print(usage_table(backend, elapsed=elapsed))

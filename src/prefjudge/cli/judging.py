@@ -1,8 +1,11 @@
-"""Shared plumbing of the judge commands: settings, resumable judging, progress, printing."""
+"""What the judging commands (``pair``, ``judge``, ``judge-eval``, ``guidance``) share.
+
+Options and settings from flags, progress bars around :mod:`prefjudge.judge.run`, and the
+printed outcome tables.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -15,15 +18,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from prefjudge.backends import Backend, BackendError, Result, create_backend
-from prefjudge.cli.runs import content_digest, model_settings, open_journal
-from prefjudge.config import BackendConfig, progress_bars, report_usage
+from prefjudge.backends import Backend, BackendError, Result
+from prefjudge.backends.config import BackendConfig
+from prefjudge.cli.display import progress_bars, report_usage
+from prefjudge.cli.runs import open_journal
+from prefjudge.io import InputError
 from prefjudge.journal import Journal
-from prefjudge.judge import METHODS, JudgeSettings, judge_pairs
+from prefjudge.judge import METHODS, JudgeSettings
 from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
+from prefjudge.judge.pairs import load_pairs, pairs_from_generations
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
-from prefjudge.paths import data_dir
+from prefjudge.judge.run import judge_plan, plan_judging, verdict_journal
 from prefjudge.records import Pair, Verdict
+from prefjudge.scoring.tasks import load_tasks
 
 METHOD_CHOICE = click.Choice(sorted(METHODS))
 
@@ -117,14 +124,6 @@ def open_guidance(folder: str | None) -> Guidance | None:
         raise click.ClickException(str(exc)) from exc
 
 
-def open_backend(config: BackendConfig) -> Backend:
-    """Create the backend or fail with a clear message."""
-    try:
-        return create_backend(config)
-    except BackendError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
 @contextmanager
 def judging_progress(
     console: Console, pairs: int, method: str
@@ -144,54 +143,58 @@ def judging_progress(
         yield on_result, on_verdict
 
 
-def judge_journal(
-    out: Path,
+def run_judging(
+    pairs: Sequence[Pair],
+    journal: Journal[Verdict] | None,
     settings: JudgeSettings,
     backend: Backend,
+    console: Console,
     *,
-    stage: str,
-    inputs: dict[str, Any],
-    extra: dict[str, Any] | None = None,
-    force_new: bool = False,
-) -> Journal[Verdict]:
-    """The journal of a verdict file, bound to the pairs, the method and the judge model.
+    chunk_size: int,
+    retry_errors: bool = False,
+    report: bool = True,
+) -> list[Verdict]:
+    """Judge pairs with progress bars: the resume note, two progress rows, the usage table.
 
     Args:
-        out: Verdict JSONL.
-        settings: Judge settings (method, criteria bounds, guidance, templates, sampling).
-        backend: The judge model (its identity is bound).
-        stage: ``judge`` or ``judge-eval``.
-        inputs: Input files by role.
-        extra: Other settings that change the verdicts (e.g. the pair file's format).
-        force_new: Start the file again.
+        pairs: The pairs.
+        journal: An open verdict journal, or None to keep verdicts in memory only.
+        settings: Judge settings.
+        backend: The judge model.
+        console: Where progress and notes go.
+        chunk_size: Pairs per batch.
+        retry_errors: Judge again the pairs whose earlier verdict is an error, asking the
+            model again (no cached reply is reused for them).
+        report: Print the backend's usage table at the end.
 
     Returns:
-        The journal (not open yet).
+        One verdict per pair, in input order (earlier ones included).
     """
-    templates = content_digest(data_dir("rubrics") / "judge")  # a --templates folder overrides
-    if settings.templates:  # some of them: both count
-        templates += "+" + content_digest(settings.templates)
-    bound = {
-        "method": settings.method,
-        "min_criteria": settings.min_criteria,
-        "max_criteria": settings.max_criteria,
-        "refine": settings.refine,
-        "max_refine": settings.max_refine,
-        "evidence": settings.evidence,
-        "guidance": settings.guidance.label if settings.guidance else None,
-        "templates": templates,
-        **model_settings(backend, settings.sampling),
-        **(extra or {}),
-    }
-    return Journal(
-        out,
-        Verdict,
-        lambda v: v.pair_id,
-        stage=stage,
-        inputs=inputs,
-        settings=bound,
-        force_new=force_new,
-    )
+    plan = plan_judging(pairs, journal, retry_errors=retry_errors)
+    if plan.done or plan.retry:
+        where = journal.path if journal is not None else ""
+        again = f" ({len(plan.retry)} errored ones again)" if plan.retry else ""
+        console.print(
+            f"resuming: {len(pairs) - len(plan.todo)} verdicts already in {where}, "
+            f"{len(plan.todo)} to judge{again}"
+        )
+    started = time.monotonic()
+    try:
+        with judging_progress(console, len(plan.todo), settings.method) as (on_result, on_verdict):
+            return judge_plan(
+                plan,
+                journal,
+                settings,
+                backend,
+                chunk_size=chunk_size,
+                on_result=on_result,
+                on_verdict=lambda _verdict: on_verdict(),
+            )
+    except BackendError as exc:
+        raise click.ClickException(f"{exc} (verdicts written so far are kept)") from exc
+    finally:
+        if report:
+            report_usage(console, backend, started=started)
 
 
 def judge_to_file(
@@ -209,12 +212,12 @@ def judge_to_file(
     retry_errors: bool = False,
     report: bool = True,
 ) -> list[Verdict]:
-    """Judge pairs into a verdict file through its journal (see :func:`judge_journal`).
+    """Judge pairs into a verdict file through its journal (see :func:`verdict_journal`).
 
     Returns:
         One verdict per pair, in input order (earlier ones included).
     """
-    journal = judge_journal(
+    journal = verdict_journal(
         out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new
     )
     with open_journal(journal, console):
@@ -228,75 +231,6 @@ def judge_to_file(
             retry_errors=retry_errors,
             report=report,
         )
-
-
-def run_judging(
-    pairs: Sequence[Pair],
-    journal: Journal[Verdict] | None,
-    settings: JudgeSettings,
-    backend: Backend,
-    console: Console,
-    *,
-    chunk_size: int,
-    retry_errors: bool = False,
-    report: bool = True,
-) -> list[Verdict]:
-    """Judge pairs, journaling verdicts as chunks finish; resume from what the journal holds.
-
-    Args:
-        pairs: The pairs.
-        journal: An open verdict journal, or None to keep verdicts in memory only.
-        settings: Judge settings.
-        backend: The judge model.
-        console: Where progress and notes go.
-        chunk_size: Pairs per batch.
-        retry_errors: Judge again the pairs whose earlier verdict is an error, asking the
-            model again (no cached reply is reused for them).
-        report: Print the backend's usage table at the end.
-
-    Returns:
-        One verdict per pair, in input order (earlier ones included).
-    """
-    retry: set[str] = set()
-    if journal is not None and retry_errors:
-        wanted = {p.pair_id for p in pairs}
-        retry = {k for k, v in journal.done.items() if v.status == "error" and k in wanted}
-        journal.discard(retry)
-    done = dict(journal.done) if journal is not None else {}
-    todo = [p for p in pairs if p.pair_id not in done]
-    if done or retry:
-        where = journal.path if journal is not None else ""
-        again = f" ({len(retry)} errored ones again)" if retry else ""
-        console.print(
-            f"resuming: {len(pairs) - len(todo)} verdicts already in {where}, "
-            f"{len(todo)} to judge{again}"
-        )
-    fresh: dict[str, Verdict] = {}
-    started = time.monotonic()
-    batches = [
-        ([p for p in todo if p.pair_id not in retry], contextlib.nullcontext()),
-        ([p for p in todo if p.pair_id in retry], backend.fresh_calls()),
-    ]
-    try:
-        with judging_progress(console, len(todo), settings.method) as (on_result, on_verdict):
-            for batch, cache_mode in batches:
-                if not batch:
-                    continue
-                with cache_mode:
-                    for verdict in judge_pairs(
-                        batch, backend, settings, chunk_size=chunk_size, on_result=on_result
-                    ):
-                        if journal is not None:
-                            journal.write(verdict)
-                        fresh[verdict.pair_id] = verdict
-                        on_verdict()
-    except BackendError as exc:
-        raise click.ClickException(f"{exc} (verdicts written so far are kept)") from exc
-    finally:
-        if report:
-            report_usage(console, backend, started=started)
-    merged = {**done, **fresh}
-    return [merged[p.pair_id] for p in pairs if p.pair_id in merged]
 
 
 def outcome_table(verdicts: Sequence[Verdict], title: str) -> Table:
@@ -323,3 +257,40 @@ def print_errors(console: Console, verdicts: Sequence[Verdict], limit: int = 5) 
         )
     if len(errors) > limit:
         console.print(f"... and {len(errors) - limit} more errors (see the verdict file)")
+
+
+def load_pair_inputs(
+    paths: tuple[str, ...], tasks_path: str | None, fmt: str, skip_invalid: bool, console: Console
+) -> list[Pair]:
+    """Load the pairs a judging command works on, printing notes and skipped rows.
+
+    Args:
+        paths: One pair file, or two generation files (joined on task id).
+        tasks_path: A task file giving the instructions for two generation files.
+        fmt: Format of a pair file (``auto`` to detect it).
+        skip_invalid: Skip unusable rows (listed) instead of stopping.
+        console: Where notes go.
+
+    Returns:
+        The pairs.
+    """
+    try:
+        if len(paths) == 2:
+            tasks = None
+            if tasks_path:
+                tasks = {t.task_id: t.prompt for t in load_tasks(tasks_path).values()}
+            pairs, notes = pairs_from_generations(paths[0], paths[1], tasks=tasks)
+            for note in notes:
+                console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+            return pairs
+        pairs, issues = load_pairs(paths[0], fmt=fmt, skip_invalid=skip_invalid)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for issue in issues:
+        console.print(f"[yellow]skipped:[/yellow] {escape(str(issue))}", soft_wrap=True)
+    return pairs
+
+
+FORMAT_CHOICE = click.Choice(
+    ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
+)

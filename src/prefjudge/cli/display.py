@@ -1,0 +1,146 @@
+"""What commands show a person: rich tables, progress bars and the model usage report.
+
+Stage logic never prints; commands print through these helpers (tables on stdout,
+progress and notes on stderr).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from prefjudge.backends.base import Backend, OnResult, Result
+
+stdout = Console()
+if not stdout.is_terminal:  # logs and pipes: don't wrap tables at 80 columns
+    stdout.width = 160
+
+
+def print_frame(frame: pd.DataFrame, *, title: str = "") -> None:
+    """Print a DataFrame as a rich table on stdout.
+
+    Args:
+        frame: Rows to show; floats are shown with three decimals.
+        title: Table title.
+    """
+    table = Table(title=title, show_lines=False)
+    for column in frame.columns:
+        numeric = pd.api.types.is_numeric_dtype(frame[column])
+        table.add_column(str(column), justify="right" if numeric else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row])
+    stdout.print(table)
+
+
+def progress_bars(console: Console) -> Progress:
+    """The house progress display: label, bar, done/total, elapsed; cleared when done.
+
+    Args:
+        console: Where to draw (normally stderr).
+
+    Returns:
+        A rich ``Progress`` to add tasks to and enter as a context manager.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+@contextmanager
+def backend_progress(
+    console: Console, total: int, description: str = "model calls"
+) -> Iterator[OnResult]:
+    """Show a progress bar over requests; yields the ``on_result`` callback to pass.
+
+    Args:
+        console: Where to draw (normally stderr).
+        total: Number of requests.
+        description: Label of the bar.
+
+    Yields:
+        A callback that advances the bar by one result.
+    """
+    progress = progress_bars(console)
+    task = progress.add_task(description, total=total)
+
+    def advance(_result: Result) -> None:
+        progress.advance(task)
+
+    with progress:
+        yield advance
+
+
+def usage_table(backend: Backend, *, elapsed: float | None = None) -> Table:
+    """Return a table of the backend's usage (requests, tokens, cache hits, errors).
+
+    Args:
+        backend: The backend after the run.
+        elapsed: Wall-clock seconds of the run, when known.
+
+    Returns:
+        A rich table.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    usage = backend.usage
+    title = escape(f"model usage: {backend.kind} · {backend.model_id}")
+    table = Table(title=title, title_justify="left")
+    for name in (
+        "requests",
+        "model calls",
+        "cache hits",
+        "prompt tokens",
+        "completion tokens",
+        "retries",
+        "invalid outputs",
+        "errors",
+    ):
+        table.add_column(name, justify="right")
+    row = [
+        usage.requests,
+        usage.model_calls,
+        usage.cache_hits,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.retries,
+        usage.invalid_outputs,
+        usage.errors,
+    ]
+    if elapsed is not None:
+        table.add_column("seconds", justify="right")
+        row.append(round(elapsed, 1))
+    table.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row))
+    return table
+
+
+def report_usage(console: Console, backend: Backend, *, started: float | None = None) -> None:
+    """Print the backend's notice (if any) and its usage table; call at the end of a run.
+
+    Args:
+        console: Where to print.
+        backend: The backend after the run.
+        started: ``time.monotonic()`` at the start of the run, to show the elapsed time.
+    """
+    from rich.markup import escape
+
+    elapsed = None if started is None else time.monotonic() - started
+    if backend.notice:
+        console.print(f"[yellow]note:[/yellow] {escape(backend.notice)}")
+    console.print(usage_table(backend, elapsed=elapsed))
