@@ -1,10 +1,12 @@
-"""The augment stage: permutation, rule selector, LLM selector repairs, CLI."""
+"""The augment stage: permutation, applicability, rule selector, LLM selector repairs, CLI."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,11 +14,18 @@ from pydantic import ValidationError
 
 from prefjudge.backends import Backend, Request, Result, Usage
 from prefjudge.cli import main
+from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
 from prefjudge.scoring.tasks import load_tasks
-from prefjudge.scoring.taxonomy import load_taxonomy
+from prefjudge.scoring.taxonomy import (
+    Taxonomy,
+    TaxonomyError,
+    UnknownInstructionError,
+    load_taxonomy,
+)
 from prefjudge.testbed.augment import (
     SelectorReply,
+    applicable,
     function_metrics,
     rule_params,
     scan_order,
@@ -352,3 +361,86 @@ def test_rule_selector_on_real_bigcodebench(shared_data):
         if ids & {"error_2", "error_4"}:
             assert task_facts(task).raises
     assert all(summary["categories"][c] > 0 for c in summary["categories"])
+
+
+# ---------------------------------------------------------------- applicability from the taxonomy
+
+
+def _taxonomy_variant(tmp_path: Path, old: str, new: str) -> Taxonomy:
+    text = (data_dir("rubrics") / "vericode.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / "variant.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return load_taxonomy(path)
+
+
+def test_applicability_is_read_from_the_taxonomy(tmp_path):
+    facts = task_facts(PLAIN_TASK)
+    assert not applicable("library_2", facts)
+    assert applicable("library_2", task_facts(PANDAS_TASK))
+    assert applicable("doc_4", facts) and applicable("doc_4", task_facts(STDIO_TASK))
+    variant = _taxonomy_variant(tmp_path, "applies_when: uses_pandas", "applies_when: always")
+    assert applicable("library_2", facts, variant)
+    shipped_ids, variant_ids = set(), set()
+    for seed in range(30):
+        shipped_ids |= set(_ids(select_rule(PLAIN_TASK, k=5, seed=seed)))
+        variant_ids |= set(_ids(select_rule(PLAIN_TASK, k=5, seed=seed, taxonomy=variant)))
+    assert "library_2" not in shipped_ids and "library_2" in variant_ids
+
+
+def test_the_llm_selectors_fill_reads_the_same_applicability(tmp_path):
+    variant = _taxonomy_variant(tmp_path, "applies_when: uses_pandas", "applies_when: always")
+    backend = ScriptedBackend(lambda request: _reply())
+    tasks = [PLAIN_TASK.model_copy(update={"task_id": f"T/plain{i}"}) for i in range(10)]
+    filled = select_llm(tasks, backend, k=5, seed=0, taxonomy=variant)
+    rule = [select_rule(task, k=5, seed=0, taxonomy=variant) for task in tasks]
+    assert [t.instructions for t in filled] == [t.instructions for t in rule]
+    assert any("library_2" in _ids(t) for t in filled)
+
+
+def test_without_reference_code_structural_rules_apply_and_error_rules_do_not():
+    facts = task_facts(STDIO_TASK)
+    assert not facts.has_code
+    kept = {i for i in TAX.ids if applicable(i, facts)}
+    unknown = {"error_1", "error_2", "error_3", "error_4", "library_1", "library_2", "style_7"}
+    assert kept == set(TAX.ids) - unknown
+    files = STDIO_TASK.model_copy(update={"prompt": "Read a CSV file name, print its size."})
+    assert {"library_1", "style_7"} <= {i for i in TAX.ids if applicable(i, task_facts(files))}
+
+
+def test_an_unknown_instruction_id_never_silently_applies():
+    with pytest.raises(UnknownInstructionError, match="'stlye_2'"):
+        applicable("stlye_2", task_facts(PANDAS_TASK))
+
+
+def test_a_taxonomy_without_applicability_cannot_select():
+    with pytest.raises(TaxonomyError, match="no applicability"):
+        select_rule(PLAIN_TASK, k=5, seed=0, taxonomy=Taxonomy(list(TAX)))
+
+
+# The rule selector's choices for the first 200 BigCodeBench tasks, seeds 0 and 7, saved
+# before augment.py became a package and applicability became data: one line per task and
+# seed with the k = 5 selection (k < 5 keeps its first k) and a digest of the scan order.
+SAVED_SELECTIONS = Path(__file__).parent / "data" / "augment_rule_bigcodebench200.jsonl"
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_rule_selections_on_real_bigcodebench_are_unchanged(shared_data):
+    path = shared_data / "benchmarks" / "bigcodebench" / "BigCodeBench_v0.1.0_hf.jsonl.gz"
+    tasks = list(load_tasks(path).values())[:200]
+    saved = [json.loads(line) for line in SAVED_SELECTIONS.read_text("utf-8").splitlines()]
+    assert len(saved) == 2 * len(tasks)
+    expected = {(row["task_id"], row["seed"]): row for row in saved}
+    for seed in (0, 7):
+        for task in tasks:
+            row = expected[(task.task_id, seed)]
+            for k in range(1, 6):
+                got = select_rule(task, k=k, seed=seed)
+                assert [[r.id, r.params] for r in got.instructions] == row["k5"][:k], (
+                    task.task_id, seed, k,
+                )
+                stats = got.metadata["augment"]
+                assert got.param_repairs == [] and stats["k"] == k
+                order = ",".join(stats["scan_order"]).encode()
+                assert hashlib.sha256(order).hexdigest()[:12] == row["order"]

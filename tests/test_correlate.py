@@ -180,3 +180,38 @@ def test_scores_from_records():
     assert table.at["m1", "if"] == 0.75 and table.at["m1", "n_if"] == 2
     assert table.at["m1", "if_1"] == 1.0 and table.at["m1", "if_2"] == 0.5
     assert table.at["m2", "func"] == 1.0 and np.isnan(table.at["m2", "if_2"])
+
+
+def test_bootstrap_numbers_are_pinned():
+    """Intervals of the bootstrap over models before prefjudge.stats, bit for bit."""
+    result = corr.correlate([f"x{i}" for i in range(6)], [0.2, 0.5, 0.4, 0.9, 0.7, 0.1],
+                            [0.6, 0.3, 0.8, 0.5, 0.9, 0.2], [1000, 1100, 1150, 1200, 1250, 990],
+                            n_resamples=150, seed=7)
+    assert result.curve["pearson_lower"].tolist() == [
+        0.68464568439764, 0.7887788244913232, 0.877957258473697, 0.8977552371960565,
+        0.8652149592172427, 0.7542538960887801, 0.5962717209635081, 0.395856891829625,
+        0.1767292615697646, -0.03627887936453473, -0.16648348404037938]
+    assert result.curve["kendall_lower"].tolist() == [
+        0.3333333333333333, 0.3333333333333333, 0.3705128205128207, 0.3705128205128207, 1.0,
+        0.7969329191100825, 0.2722222222222229, -0.09090909090909091, -0.09090909090909091,
+        -0.09090909090909091, -0.09090909090909091]
+    assert result.best == {
+        "pearson": {"alpha": 0.3, "r": 0.9558758587951026,
+                    "ci": [0.8977552371960565, 0.9999999999999999], "alpha_ci": [0.0, 0.8]},
+        "spearman": {"alpha": 0.4, "r": 1.0, "ci": [1.0, 1.0], "alpha_ci": [0.4, 1.0]},
+        "kendall": {"alpha": 0.4, "r": 1.0, "ci": [1.0, 1.0], "alpha_ci": [0.4, 1.0]},
+    }
+    # three models: resamples that repeat one model are undefined and left out
+    result = corr.correlate(["a", "b", "c"], [0.2, 0.6, 0.5], [0.7, 0.1, 0.9],
+                            [1000, 1100, 1200], n_resamples=90, seed=1, level=0.9)
+    assert result.undefined_resamples == {"pearson": 10, "spearman": 29, "kendall": 29}
+    assert result.curve["pearson_lower"].tolist() == [
+        -0.9999999999999999, -1.0000000000000002, 0.9707253433941512, 0.9889822382736463,
+        0.33333333333333487, -1.0, -0.9999999999999999, -1.0000000000000002, -1.0, -1.0,
+        -1.0000000000000002]
+    assert result.curve["spearman_lower"].tolist() == [
+        -1.0, -1.0, 1.0, 1.0, 0.8660254037844387, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    assert result.best["pearson"] == {"alpha": 0.3, "r": 0.9889822382736463,
+                                      "ci": [0.9889822382736463, 1.0000000000000002],
+                                      "alpha_ci": [0.1, 1.0]}
+    assert result.best["kendall"]["alpha_ci"] == [0.3, 1.0]

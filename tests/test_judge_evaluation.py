@@ -12,7 +12,7 @@ from prefjudge.judge.evaluation import (
     paired_difference,
 )
 from prefjudge.plots.judge import plot_methods
-from prefjudge.records import JudgeCost, Verdict
+from prefjudge.records import Usage, Verdict
 
 
 def verdict(pair_id, label, preferred, *, method="criteralign", **extra):
@@ -147,7 +147,7 @@ def test_consistency_inconsistency_cost_and_categories():
             position_consistent=True,
             inconsistency_rate=0.0,
             category="x",
-            cost=JudgeCost(
+            cost=Usage(
                 requests=4, model_calls=3, cache_hits=1, prompt_tokens=100, completion_tokens=10
             ),
         ),
@@ -158,7 +158,7 @@ def test_consistency_inconsistency_cost_and_categories():
             position_consistent=False,
             inconsistency_rate=0.5,
             category="x",
-            cost=JudgeCost(requests=2, model_calls=2, prompt_tokens=50, completion_tokens=5),
+            cost=Usage(requests=2, model_calls=2, prompt_tokens=50, completion_tokens=5),
         ),
         verdict(3, "B", "B", position_consistent=None, category="y"),
         verdict(
@@ -168,9 +168,9 @@ def test_consistency_inconsistency_cost_and_categories():
             position_consistent=True,
             inconsistency_rate=0.25,
             category="y",
-            cost=JudgeCost(requests=1, errors=1),
+            cost=Usage(requests=1, errors=1),
         ),
-        verdict(5, None, "A", cost=JudgeCost(requests=99)),
+        verdict(5, None, "A", cost=Usage(requests=99)),
     ]
     result = evaluate_verdicts(verdicts, n_boot=0)
     assert result["position_consistency"] == pytest.approx(0.5)  # errored one left out
@@ -306,7 +306,7 @@ def test_compare_methods_columns_and_values():
     results = {
         "criteralign": evaluate_verdicts(
             mixed_verdicts(
-                cost=JudgeCost(model_calls=4, prompt_tokens=30, completion_tokens=10, cache_hits=1)
+                cost=Usage(model_calls=4, prompt_tokens=30, completion_tokens=10, cache_hits=1)
             ),
             n_boot=100,
         ),
@@ -372,3 +372,20 @@ def test_property_rates_in_unit_interval(pairs, seed):
     confusion_total = sum(sum(row.values()) for row in result["confusion"].values())
     assert confusion_total == result["n"]
     json.dumps(result, allow_nan=False)
+
+
+PINNED_GOLD = ["A", "A", "B", "tie", "B", "A", "B", "A", "tie", "B", "A", "B"]
+
+
+def test_bootstrap_numbers_are_pinned():
+    """Intervals of both bootstraps before prefjudge.stats, bit for bit."""
+    pred_x = ["A", "B", "B", "tie", "A", "A", "tie", "A", "A", "B", "tie", "B"]
+    pred_y = ["B", "B", "B", "tie", "B", "A", "B", "B", "tie", "A", "A", "B"]
+    vx = [verdict(i, g, p) for i, (g, p) in enumerate(zip(PINNED_GOLD, pred_x, strict=True))]
+    vy = [verdict(i, g, p, method="monolithic")
+          for i, (g, p) in enumerate(zip(PINNED_GOLD, pred_y, strict=True))]
+    result = evaluate_verdicts(vx, n_boot=400, seed=13)
+    assert result["accuracy_ci"] == [0.25, 0.8333333333333334]
+    assert result["macro_f1_ci"] == [0.21636363636363648, 0.8190638528138529]
+    assert paired_difference(vx, vy, n_boot=300, seed=2)["difference_ci"] == [
+        -0.5, 0.3333333333333333]

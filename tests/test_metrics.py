@@ -113,3 +113,32 @@ def test_unbiased_pass_at_k_table_with_several_samples():
     assert values[2] == pytest.approx((0.5 + 5 / 6) / 2)
     assert 5 not in values  # only 4 samples per task
     assert isinstance(table, pd.DataFrame)
+
+
+# Intervals pinned to the numbers of the implementations before prefjudge.stats (same seed,
+# same input): the move to the shared bootstrap must not change a single bit.
+PINNED_VALUES = [0.1, 0.5, 0.9, 1.0, 0.0, 0.3, 0.7, 0.25, 0.6]
+
+
+def test_bootstrap_ci_numbers_are_pinned():
+    assert metrics.bootstrap_ci(PINNED_VALUES, resamples=200, seed=3) == (
+        0.27152777777777787, 0.7002777777777779)
+    assert metrics.bootstrap_ci(PINNED_VALUES, statistic=np.median, resamples=200, seed=3,
+                                level=0.9) == (0.25, 0.7)
+    assert metrics.bootstrap_ci([0.4], resamples=50, seed=0) == (0.4, 0.4)
+    assert metrics.mean_with_ci(pd.Series(PINNED_VALUES), resamples=300, seed=11) == {
+        "value": 0.4833333333333333, "lower": 0.2970833333333334,
+        "upper": 0.6833333333333333, "n_tasks": 9}
+
+
+def test_functional_regression_numbers_are_pinned():
+    rows = []
+    for t in range(12):
+        rows.append({"model": "m", "k": 0, "task_id": f"t{t}", "func_pass": float(t % 5 != 0)})
+        rows.append({"model": "m", "k": 2, "task_id": f"t{t}", "func_pass": float(t % 3 != 0)})
+        rows.append({"model": "m", "k": 4, "task_id": f"t{t}", "func_pass": float(t % 2 == 0)})
+    table = metrics.functional_regression(pd.DataFrame(rows), resamples=250, seed=5)
+    assert table[["lower", "upper"]].to_numpy().tolist() == [
+        [-0.5714285714285713, 0.4897727272727275],
+        [-0.23875000000000005, 0.7000000000000001],
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 from collections import Counter
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from prefjudge.backends import Result, Usage
 from prefjudge.io import InputError
 from prefjudge.judge.pairs import (
     FIM_TEMPLATE,
@@ -18,7 +20,17 @@ from prefjudge.judge.pairs import (
     load_pairs,
     pairs_from_generations,
 )
-from prefjudge.records import CheckResult, FuncResult, InstructionRef, Pair, ScoredSample
+from prefjudge.judge.pairs.join import join_values
+from prefjudge.records import (
+    AugmentedTask,
+    CheckResult,
+    FuncResult,
+    Generation,
+    InstructionRef,
+    Pair,
+    ScoredSample,
+)
+from prefjudge.testbed.protocols import ProtocolRunner
 
 DATA = Path(__file__).parent / "data" / "pairs"
 BCR_SAMPLE = DATA / "bigcodereward_sample.jsonl"
@@ -352,6 +364,118 @@ def test_pairs_from_generations_without_instruction(tmp_path: Path) -> None:
     assert "'t1'" in str(excinfo.value)
 
 
+class _EchoBackend:
+    """A scripted model: its reply names the model, the sample and the conversation."""
+
+    kind = "scripted"
+    notice = None
+
+    def __init__(self, model_id: str):
+        self.model_id = model_id
+        self.usage = Usage()
+
+    def identity(self) -> dict:
+        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
+
+    def fresh_calls(self):
+        return contextlib.nullcontext()
+
+    def generate(self, requests, *, on_result=None):
+        results = []
+        for req in requests:
+            users = [m.content for m in req.messages if m.role == "user"]
+            text = f"{self.model_id}|s{req.sample}|turns {len(users)}|{users[-1]}"
+            result = Result(request_id=req.id, model=self.model_id, text=text)
+            if on_result is not None:
+                on_result(result)
+            results.append(result)
+        return results
+
+    def close(self) -> None:
+        pass
+
+
+def _generate(path: Path, model: str, tasks: list[AugmentedTask], *, reverse: bool = False):
+    """Write what ``prefjudge generate`` writes: single and multi, k = 0..2, two samples."""
+    runner = ProtocolRunner(_EchoBackend(model), tasks, protocols=["single", "multi"],
+                            ks=range(3), samples=2)
+    rows = [g.model_dump(mode="json") for g in runner.run()]
+    return _write_jsonl(path, rows[::-1] if reverse else rows), rows
+
+
+GEN_TASKS = [
+    AugmentedTask(task_id=f"T/{i}", prompt=f"Write f{i}.\n",
+                  instructions=[InstructionRef(id="style_1"), InstructionRef(id="style_2")])
+    for i in (1, 2)
+]
+
+
+def test_pairs_from_generate_output_match_protocol_k_and_sample(tmp_path: Path) -> None:
+    gen_a, rows_a = _generate(tmp_path / "a.jsonl", "ma", GEN_TASKS)
+    gen_b, rows_b = _generate(tmp_path / "b.jsonl", "mb", GEN_TASKS, reverse=True)
+    prompts = {t.task_id: t.prompt for t in GEN_TASKS}
+    pairs, notes = pairs_from_generations(gen_a, gen_b, tasks=prompts)
+    assert notes == []
+    # every generation of a meets the one generation of b made from the same prompt
+    assert len(pairs) == len(rows_a) == len(rows_b) == 2 * 2 * 3 * 2
+    assert [p.pair_id for p in pairs] == [f"{row['id']}:ma:mb" for row in rows_a]
+    assert len({p.pair_id for p in pairs}) == len(pairs)
+    for pair, row in zip(pairs, rows_a, strict=True):
+        assert pair.response_a == row["response"]
+        assert pair.response_a.startswith("ma|")
+        assert pair.response_b == "mb|" + pair.response_a.removeprefix("ma|")
+        assert (pair.protocol, pair.k, pair.sample) == (row["protocol"], row["k"], row["sample"])
+        assert pair.instruction == prompts[pair.task_id]
+    k2 = next(p for p in pairs if p.pair_id == "T/2::multi::k2::s1:ma:mb")
+    assert k2.response_b.startswith("mb|s1|turns 3|")
+
+
+def test_generate_output_with_a_missing_generation_is_noted(tmp_path: Path) -> None:
+    gen_a, rows_a = _generate(tmp_path / "a.jsonl", "ma", GEN_TASKS)
+    _, rows_b = _generate(tmp_path / "b0.jsonl", "mb", GEN_TASKS)
+    kept = [r for r in rows_b if r["id"] != "T/1::single::k1::s0"]
+    gen_b = _write_jsonl(tmp_path / "b.jsonl", kept)
+    pairs, notes = pairs_from_generations(gen_a, gen_b, tasks={"T/1": "P1", "T/2": "P2"})
+    assert len(pairs) == len(rows_a) - 1
+    assert "T/1::single::k1::s0:ma:mb" not in {p.pair_id for p in pairs}
+    assert notes == [
+        f"1 task_id/protocol/k/sample key(s) only in {gen_a}: T/1::single::k1::s0"
+    ]
+
+
+def test_join_falls_back_to_task_id_when_one_file_lacks_the_fields(tmp_path: Path) -> None:
+    gen_a = _write_jsonl(tmp_path / "a.jsonl", [
+        {"task_id": "t1", "model": "ma", "response": "a-k0", "protocol": "single", "k": 0,
+         "sample": 0},
+        {"task_id": "t1", "model": "ma", "response": "a-k1", "protocol": "single", "k": 1,
+         "sample": 0},
+    ])
+    gen_b = _write_jsonl(tmp_path / "b.jsonl", [
+        {"task_id": "t1", "model": "mb", "response": "b", "prompt": "P1"},
+    ])
+    pairs, notes = pairs_from_generations(gen_a, gen_b)
+    assert [(p.pair_id, p.response_a) for p in pairs] == [("t1:ma:mb", "a-k0")]
+    assert "protocol" not in (pairs[0].model_extra or {})
+    assert notes[0] == (
+        "protocol, k, sample not on every generation of both files: the join ignores them "
+        "(joined on task_id)"
+    )
+    assert f"{gen_a}: 1 task id(s) have several generations" in notes[1]
+
+
+def test_join_uses_the_fields_both_files_carry(tmp_path: Path) -> None:
+    rows = [{"task_id": "t1", "model": "m", "response": f"r{s}", "prompt": "P", "sample": s}
+            for s in (0, 1)]
+    gen_a = _write_jsonl(tmp_path / "a.jsonl", [dict(r, model="ma") for r in rows])
+    gen_b = _write_jsonl(tmp_path / "b.jsonl", [dict(r, model="mb") for r in rows[::-1]])
+    pairs, notes = pairs_from_generations(gen_a, gen_b)
+    assert notes == []
+    assert [(p.pair_id, p.response_a, p.response_b, p.sample) for p in pairs] == [
+        ("t1::s0:ma:mb", "r0", "r0", 0),
+        ("t1::s1:ma:mb", "r1", "r1", 1),
+    ]
+
+
 # --- evidence from scores ---------------------------------------------------------------
 
 
@@ -412,3 +536,48 @@ def test_attach_evidence(tmp_path: Path) -> None:
     assert out[1].evidence_b == []
     assert len(notes) == 1 and "p2" in notes[0] and str(scored_b) in notes[0]
     assert pairs[0].evidence_a == []  # inputs untouched
+
+
+def test_attach_evidence_matches_the_generation_of_each_side(tmp_path: Path) -> None:
+    gen_a, rows_a = _generate(tmp_path / "a.jsonl", "ma", GEN_TASKS[:1])
+    gen_b, rows_b = _generate(tmp_path / "b.jsonl", "mb", GEN_TASKS[:1])
+    pairs, _ = pairs_from_generations(gen_a, gen_b, tasks={"T/1": "P1"})
+
+    def scored(rows):  # what `prefjudge score` keeps: the generation's fields, plus results
+        out = []
+        for row in rows:
+            status = "pass" if row["k"] == 0 else "fail"
+            detail = "" if status == "pass" else f"{row['id']} failed"
+            out.append(ScoredSample.model_validate(
+                {**row, "func": {"status": status, "detail": detail}}
+            ).model_dump(mode="json"))
+        return out
+
+    scored_a = _write_jsonl(tmp_path / "sa.jsonl", scored(rows_a))
+    scored_b = _write_jsonl(tmp_path / "sb.jsonl", scored(rows_b[::-1]))
+    out, notes = attach_evidence(pairs, scored_a, scored_b)
+    assert notes == []
+    for pair in out:
+        gen_id = pair.pair_id.removesuffix(":ma:mb")
+        expected = "unit tests: pass" if pair.k == 0 else f"unit tests: fail — {gen_id} failed"
+        assert pair.evidence_a == [expected] and pair.evidence_b == [expected]
+    # a scored file without the generation fields cannot tell the generations apart
+    bare = [{k: v for k, v in row.items() if k not in ("protocol", "k", "sample")}
+            for row in scored(rows_b)]
+    out, notes = attach_evidence(pairs[:1], scored_a, _write_jsonl(tmp_path / "bare.jsonl", bare))
+    assert out[0].evidence_b == []
+    assert notes == [
+        f"pair {pairs[0].pair_id}: no scored record for task 'T/1', protocol 'single', k 0, "
+        f"sample 0 and model 'mb' in {tmp_path / 'bare.jsonl'}"
+    ]
+
+
+def test_join_values_count_only_given_fields() -> None:
+    gen = Generation.model_validate({"task_id": "t", "model": "m", "response": "r", "k": 2})
+    assert join_values(gen) == {"k": 2}  # sample has a default, but was not given
+    full = Generation.model_validate({"task_id": "t", "model": "m", "response": "r",
+                                      "protocol": "multi", "k": 0, "sample": 1})
+    assert join_values(full) == {"protocol": "multi", "k": 0, "sample": 1}
+    pair = Pair(pair_id="p", task_id="t", instruction="i", response_a="a", response_b="b",
+                protocol="single", sample=0, k=None)
+    assert join_values(pair) == {"protocol": "single", "sample": 0}

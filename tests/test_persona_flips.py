@@ -273,3 +273,20 @@ def test_plot_writes_png_without_warnings(tmp_path):
         warnings.simplefilter("error")
         plot_flips(single, path2)
     assert path2.stat().st_size > 0
+
+
+def test_bootstrap_numbers_are_pinned():
+    """Rate and paired-difference intervals before prefjudge.stats, bit for bit."""
+    data = []
+    for t in range(9):
+        data.append(comp(t, "original", {"d1": "AB"[t % 2], "d2": "A"}, a="xa", b="yb"))
+        if t < 8:
+            data.append(comp(t, "persona", {"d1": ("B", "tie", "A")[t % 3],
+                                            "d2": "AB"[t % 4 == 0]}, a="xa", b="yb"))
+    frame = flip_table(data, n_boot=200, seed=6)
+    columns = ["orig_lo", "orig_hi", "persona_lo", "persona_hi", "diff_lo", "diff_hi"]
+    assert frame[columns].to_numpy().tolist() == [
+        [0.2222222222222222, 0.8888888888888888, 0.1875, 0.6875, -0.5625, 0.375],
+        [1.0, 1.0, 0.375, 1.0, -0.625, 0.0],
+        [0.6111111111111112, 0.9444444444444444, 0.34375, 0.8125, -0.53125, 0.15625],
+    ]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from prefjudge.paths import data_dir
 from prefjudge.records import InstructionRef
+from prefjudge.scoring.applicability import PREDICATES
 from prefjudge.scoring.taxonomy import (
     CATEGORIES,
     ParamProblem,
@@ -232,6 +235,8 @@ def test_the_bundled_specs_validate():
         (specs_with("doc_4", conflicts=["doc_6", "doc_99"]), "unknown id 'doc_99'"),
         (specs_with("style_3", prompt_single="At most {width} characters."), "placeholders"),
         (specs_with("style_1", prompt_multi="Now modify it {"), "not a valid template"),
+        (specs_with("style_2", id="stlye_2"), "stlye_2: id must be style_<number>"),
+        (specs_with("doc_4", id="documentation_4"), "id must be doc_<number>"),
     ],
 )
 def test_incoherent_taxonomies_are_rejected(specs, message):
@@ -259,3 +264,100 @@ def test_malformed_files_are_rejected(tmp_path):
     bad.write_text("instructions:\n  - id: x\n", encoding="utf-8")
     with pytest.raises(TaxonomyError, match="instruction x"):
         load_taxonomy(tmp_path / "bad.yaml")
+
+
+# ---------------------------------------------------------------- applicability (applies_when)
+
+# The rule selector's applicability before it became data (the README's rules).
+APPLIES_WHEN = {
+    "library_2": ("uses_pandas",),
+    "library_1": ("uses_files",),
+    "style_7": ("uses_open", "uses_files"),
+    "error_1": ("raises", "catches"),
+    "error_3": ("raises", "catches"),
+    "error_2": ("raises",),
+    "error_4": ("raises",),
+    "style_2": ("imports", "no_reference"),
+    "style_8": ("compares_literal", "no_reference"),
+    "style_9": ("unpacks", "no_reference"),
+    "logic_8": ("loops", "no_reference"),
+    **dict.fromkeys(["logic_2", "logic_3", "logic_7", "logic_9"], ("branches", "no_reference")),
+    **dict.fromkeys(
+        ["style_6", "logic_4", "logic_5", "logic_6", "doc_1", "doc_3"],
+        ("defines_function", "no_reference"),
+    ),
+}
+
+
+def test_the_shipped_taxonomy_states_applicability_for_every_instruction():
+    for instruction_id in TAXONOMY.ids:
+        names = TAXONOMY.applies_when(instruction_id)
+        assert names == APPLIES_WHEN.get(instruction_id, ("always",))
+        assert set(names) <= set(PREDICATES)
+    with pytest.raises(UnknownInstructionError, match="'style_99'"):
+        TAXONOMY.applies_when("style_99")
+
+
+def write_variant(tmp_path: Path, old: str, new: str) -> Path:
+    """The shipped taxonomy file with one exact piece of text replaced."""
+    text = (data_dir("rubrics") / "vericode.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / "variant.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "applies_when: uses_pandas",
+            "applies_when: uses_panda",
+            "library_2: applies_when names unknown predicate 'uses_panda' (known: always, ",
+        ),
+        (
+            "applies_when: [imports, no_reference]",
+            "applies_when: [imports, no_refrence]",
+            "style_2: applies_when names unknown predicate 'no_refrence'",
+        ),
+        ("- id: style_2\n", "- id: stlye_2\n", "stlye_2: id must be style_<number>"),
+        (
+            "    conflicts: [doc_6]\n    applies_when: always\n",
+            "    conflicts: [doc_6]\n",
+            "doc_4: no applies_when (name a predicate, or 'always')",
+        ),
+        ("applies_when: uses_files\n", "applies_when: []\n", "library_1: applies_when names no"),
+        (
+            "applies_when: uses_files\n",
+            "applies_when: [always, uses_files]\n",
+            "library_1: applies_when combines 'always' with other predicates",
+        ),
+    ],
+)
+def test_bad_applicability_fails_the_load_naming_file_and_instruction(tmp_path, old, new, message):
+    path = write_variant(tmp_path, old, new)
+    with pytest.raises(TaxonomyError) as caught:
+        load_taxonomy(path)
+    assert str(path) in str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_applies_when_must_be_a_name_or_a_list_of_names(tmp_path):
+    path = write_variant(tmp_path, "applies_when: uses_pandas", "applies_when: {pandas: 1}")
+    with pytest.raises(TaxonomyError) as caught:
+        load_taxonomy(path)
+    assert f"{path}: instruction library_2: applies_when must be a" in str(caught.value)
+
+
+def test_applicability_for_an_unknown_id_is_an_error():
+    applies = {i: TAXONOMY.applies_when(i) for i in TAXONOMY.ids}
+    Taxonomy(list(TAXONOMY), applies_when=applies)
+    with pytest.raises(TaxonomyError) as caught:
+        Taxonomy(list(TAXONOMY), applies_when={**applies, "stlye_2": ["always"]})
+    assert "applies_when given for unknown instruction id 'stlye_2'" in str(caught.value)
+
+
+def test_a_taxonomy_built_without_applicability_says_so_when_asked():
+    bare = Taxonomy(list(TAXONOMY))
+    with pytest.raises(TaxonomyError, match=r"no applicability \(applies_when\) for style_2"):
+        bare.applies_when("style_2")

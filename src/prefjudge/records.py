@@ -2,16 +2,36 @@
 
 Every stage reads and writes these as JSONL, so any stage can run alone from files.
 Records that carry user data (generations, tasks) keep unknown fields and pass them
-through untouched.
+through untouched; generations and their turns are written back with the keys, and in
+the order, they were read with.
+
+The contracts between stages: :class:`Generation` (``generate`` → ``score``; the
+protocol fields ``protocol``, ``k``, ``sample``, ``turns`` and ``error`` are typed, and
+required in :class:`ProtocolGeneration`), :class:`ScoredSample` (``score`` →
+``report``), :class:`Battle` (``judge`` → ``rank``: :meth:`Verdict.battle`) and
+:class:`Usage` (a backend's counters and one judged item's cost).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    WrapSerializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 CheckStatus = Literal["pass", "fail", "error"]
 FuncStatus = Literal["pass", "fail", "timeout", "error"]
@@ -209,8 +229,69 @@ class AugmentedTask(Task):
     param_repairs: list[str] = Field(default_factory=list)
 
 
-class Turn(BaseModel):
+class _KeyOrder(tuple[str, ...]):
+    """The keys of a record's input, in order: how it is written back, not part of its value.
+
+    Every two key orders compare equal, so records read from differently ordered inputs
+    (or built in code) that hold the same values are still equal.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _KeyOrder)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
+class _AsGiven(BaseModel):
+    """Base of user-data records that are written back with the keys and order they came with.
+
+    Two class settings say how a record is written (both empty: the usual pydantic dump):
+
+    * ``_INPUT_ORDERED``: fields that follow the other fields, mixed with the unknown
+      (extra) keys in the order the input gave them, as untyped extras would be;
+    * ``_WRITTEN_WHEN_GIVEN``: fields written only when they were given (in the input or
+      to the constructor), so that a default never adds a key the input did not have.
+    """
+
+    _INPUT_ORDERED: ClassVar[frozenset[str]] = frozenset()
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = frozenset()
+    _key_order: _KeyOrder = PrivateAttr(default_factory=_KeyOrder)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        record = handler(data)
+        if isinstance(data, dict) and isinstance(record, _AsGiven):
+            record._key_order = _KeyOrder(data)
+        return record
+
+    @model_serializer(mode="wrap")
+    def _write_as_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict) or not (self._INPUT_ORDERED or self._WRITTEN_WHEN_GIVEN):
+            return data
+        for name in self._WRITTEN_WHEN_GIVEN - self.model_fields_set:
+            data.pop(name, None)
+        tail = self._INPUT_ORDERED | (self.__pydantic_extra__ or {}).keys()
+        if not tail.intersection(data):
+            return data
+        ordered = {key: data[key] for key in data if key not in tail}
+        for key in (*self._key_order, *data):
+            if key in tail and key in data and key not in ordered:
+                ordered[key] = data[key]
+        return ordered
+
+
+class Turn(_AsGiven):
     """One user turn and the model's reply in a generation protocol.
+
+    Unknown fields are kept; ``response``, ``instruction`` and ``error`` are written only
+    when given, so a turn read from a file is written back as it was.
 
     Attributes:
         index: 1-based turn number.
@@ -221,6 +302,12 @@ class Turn(BaseModel):
         error: Why the model call failed, when it did.
     """
 
+    model_config = ConfigDict(extra="allow")
+    _INPUT_ORDERED: ClassVar[frozenset[str]] = frozenset(
+        {"index", "prompt", "response", "instruction", "error"}
+    )
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = frozenset({"response", "instruction", "error"})
+
     index: int
     prompt: str
     response: str = ""
@@ -228,16 +315,90 @@ class Turn(BaseModel):
     error: str | None = None
 
 
-class Generation(BaseModel):
-    """A model's response to a task, with the instructions it was asked to follow."""
+ProtocolName = Literal["single", "multi"]
+"""The interaction protocols ``prefjudge generate`` runs."""
+
+_PROTOCOL_FIELDS = frozenset({"protocol", "k", "sample", "turns", "error"})
+
+
+class Generation(_AsGiven):
+    """A model's response to a task, with the instructions it was asked to follow.
+
+    Unknown fields are kept. The protocol fields (written by ``prefjudge generate``) are
+    optional and typed; each is written back only when it was given, after the other
+    fields and in the order of the input, so a file is written back as it was read.
+
+    Attributes:
+        id: Unique id per model (the resume key of ``score``), if any.
+        task_id: The task answered.
+        model: Who answered.
+        response: The reply (code or a full answer).
+        instructions: The instructions the model was asked to follow, in prompt order.
+        protocol: ``single`` or ``multi`` for ``generate`` records; other names are kept
+            (reports show them after single and multi).
+        k: Number of instructions asked for (a non-negative integer).
+        sample: Sample index (distinct samples of the same prompt).
+        turns: Every user turn and the model's reply, in order.
+        error: Why the generation has no response (a model call failed).
+    """
 
     model_config = ConfigDict(extra="allow")
+    _INPUT_ORDERED: ClassVar[frozenset[str]] = _PROTOCOL_FIELDS
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = _PROTOCOL_FIELDS
 
     id: str | None = None
     task_id: str
     model: ModelName
     response: str
     instructions: list[InstructionRef] = Field(default_factory=list)
+    protocol: str | None = None
+    k: int | None = None
+    sample: int = Field(default=0, ge=0, strict=True)
+    turns: list[Turn] | None = None
+    error: str | None = None
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _protocol_is_text(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise PydanticCustomError("protocol_type", "expected a string")
+        return value
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _k_is_a_count(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise PydanticCustomError(
+                "k_type", "must be a non-negative integer, got {got}", {"got": repr(value)}
+            )
+        return value
+
+
+class ProtocolGeneration(Generation):
+    """A generation made under an interaction protocol (the ``prefjudge generate`` record).
+
+    The same record as :class:`Generation` with the protocol fields required; every field
+    is always written, in declared order.
+
+    Attributes:
+        protocol: ``single`` or ``multi``.
+        k: Number of instructions asked for (the first k of the task's instructions).
+        sample: Sample index (distinct samples of the same prompt).
+        turns: Every user turn and the model's reply, in order (1 for single-turn,
+            k + 1 for multi-turn, fewer when a turn failed).
+        error: Why the generation has no response (a model call failed), else None.
+    """
+
+    _INPUT_ORDERED: ClassVar[frozenset[str]] = frozenset()
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = frozenset()
+
+    protocol: ProtocolName  # type: ignore[assignment]
+    k: int  # type: ignore[assignment]
+    turns: list[Turn]  # type: ignore[assignment]
 
 
 class CheckResult(BaseModel):
@@ -268,15 +429,36 @@ class ScoredSample(Generation):
 
 
 class Battle(BaseModel):
-    """One pairwise comparison between two models."""
+    """One pairwise comparison between two models: what ``judge`` writes, ``rank`` reads.
+
+    A :class:`Verdict` gives its battle with :meth:`Verdict.battle`; ``prefjudge rank``
+    reads battles from verdict files, arena CSV/JSONL and other tables into this record
+    (:mod:`prefjudge.ranking.inputs`).
+
+    Attributes:
+        model_a: The first model (Unicode NFC, not blank).
+        model_b: The second model, not the same as ``model_a``.
+        winner: ``model_a``, ``model_b`` or ``tie``.
+        weight: How much the battle counts (finite, >= 0).
+        category: A grouping for per-category leaderboards (``rank --by``).
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    model_a: ModelName
-    model_b: ModelName
+    model_a: ModelName = Field(pattern=r"\S")
+    model_b: ModelName = Field(pattern=r"\S")
     winner: Winner
-    weight: float = 1.0
+    weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     category: str | None = None
+
+    @model_validator(mode="after")
+    def _two_models(self) -> Battle:
+        if self.model_a == self.model_b:
+            raise PydanticCustomError(
+                "same_model", "model_a and model_b are the same model {name}",
+                {"name": repr(self.model_a)},
+            )
+        return self
 
 
 Side = Literal["A", "B", "tie"]
@@ -366,15 +548,23 @@ class CriterionVerdict(BaseModel):
         return self.forward is not None and self.forward == self.swapped
 
 
-class JudgeCost(BaseModel):
-    """What judging one pair cost.
+class Usage(BaseModel):
+    """Request counters: a backend's over its lifetime, or what one judged item cost.
+
+    Backends count every field; the per-item cost of a verdict or persona comparison is
+    counted from results (:class:`prefjudge.judge.common.Ledger`), which carry no
+    transport retries or invalid replies, so :data:`ItemCost` leaves those two out of the
+    record while they are zero.
 
     Attributes:
-        requests: Backend requests made for the pair (cached or not).
-        model_calls: Completions obtained from the model (repairs included).
-        cache_hits: Requests answered entirely from the response cache.
+        requests: Requests handled (one per backend request, cached or not).
+        model_calls: Completions obtained from the model (cache misses, repairs included).
+        cache_hits: Completions served from the cache (per item: requests answered
+            entirely from the cache).
         prompt_tokens: Prompt tokens of the model calls.
         completion_tokens: Completion tokens of the model calls.
+        retries: Transport retries (timeouts, 429, 5xx).
+        invalid_outputs: Structured replies that failed validation (retried or not).
         errors: Requests that ended in an error.
     """
 
@@ -383,11 +573,34 @@ class JudgeCost(BaseModel):
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    retries: int = 0
+    invalid_outputs: int = 0
     errors: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """Return every counter as a plain dict, in field order."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+_BACKEND_COUNTERS = ("retries", "invalid_outputs")
+
+
+def _item_cost(usage: Usage, handler: SerializerFunctionWrapHandler) -> Any:
+    data = handler(usage)
+    if isinstance(data, dict):
+        for name in _BACKEND_COUNTERS:
+            if not data.get(name):
+                data.pop(name, None)
+    return data
+
+
+ItemCost = Annotated[Usage, WrapSerializer(_item_cost)]
+"""What judging one item cost: a :class:`Usage` written without ``retries`` and
+``invalid_outputs`` while they are zero (the per-item ledger does not count them)."""
 
 
 class Verdict(BaseModel):
-    """The judgement of one pair; usable as a battle by ``prefjudge rank``.
+    """The judgement of one pair; :meth:`battle` is what ``prefjudge rank`` counts.
 
     Attributes:
         pair_id: The pair's key.
@@ -416,7 +629,7 @@ class Verdict(BaseModel):
         judge_model: The backend's model identity.
         guidance: Name and content hash of the guidance used, if any.
         evidence: Whether deterministic evidence was given to the judge.
-        cost: Requests, model calls, cache hits and tokens spent on this pair.
+        cost: Requests, model calls, cache hits, tokens and errors spent on this pair.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -444,7 +657,22 @@ class Verdict(BaseModel):
     judge_model: str = ""
     guidance: str | None = None
     evidence: bool = False
-    cost: JudgeCost = Field(default_factory=JudgeCost)
+    cost: ItemCost = Field(default_factory=Usage)
+
+    def battle(self) -> Battle | None:
+        """Return this verdict as the battle ``prefjudge rank`` counts.
+
+        Returns:
+            The battle (the pair's models, the winner and the category, weight 1), or None
+            when judging failed (an error is never counted, not even as a tie).
+
+        Raises:
+            ValidationError: When both sides are the same model (no battle to count).
+        """
+        if self.winner is None:
+            return None
+        return Battle(model_a=self.model_a, model_b=self.model_b, winner=self.winner,
+                      category=self.category)
 
 
 class InputPreferences(BaseModel):
@@ -554,7 +782,7 @@ class PersonaComparison(BaseModel):
     dimensions: list[DimensionVerdict] = Field(default_factory=list)
     error: str | None = None
     judge_model: str = ""
-    cost: JudgeCost = Field(default_factory=JudgeCost)
+    cost: ItemCost = Field(default_factory=Usage)
 
 
 class Rating(BaseModel):

@@ -44,12 +44,6 @@ SERVER_ENV = {
 }
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "vllm: needs vLLM and the embedded SmolLM2 model (installed in CI)"
-    )
-
-
 # -- the fake OpenAI-compatible server ---------------------------------------------------------
 
 

@@ -290,7 +290,7 @@ def test_models_check_command_offline(fake_server: FakeOpenAI) -> None:
     from prefjudge.cli import main
 
     args = ["models", "check", "--backend", "openai", "--base-url", fake_server.url]
-    args += ["--model", "fake", "--json"]
+    args += ["--model", "fake", "--format", "json"]
     # a server that ignores response_format: answers, but the schema is not enforced
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
@@ -302,5 +302,5 @@ def test_models_check_command_offline(fake_server: FakeOpenAI) -> None:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["json_schema"] is True
-    human = CliRunner().invoke(main, args[:-1])
+    human = CliRunner().invoke(main, args[:-2])
     assert human.exit_code == 0 and "JSON-schema output" in human.output

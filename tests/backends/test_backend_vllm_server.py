@@ -107,11 +107,11 @@ def test_unknown_model_stops_with_a_clear_error(vllm_server) -> None:
 
 def test_models_check_command(vllm_server) -> None:
     args = ["models", "check", "--backend", "openai", "--base-url", vllm_server.url]
-    result = CliRunner().invoke(main, [*args, "--model", vllm_server.model, "--json"])
+    result = CliRunner().invoke(main, [*args, "--model", vllm_server.model, "--format", "json"])
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     assert found["answers"] is True and found["json_schema"] is True
     assert found["model_listed"] is True
-    bad = CliRunner().invoke(main, [*args, "--model", "missing", "--json"])
+    bad = CliRunner().invoke(main, [*args, "--model", "missing", "--format", "json"])
     assert bad.exit_code == 1
     assert json.loads(bad.stdout)["model_listed"] is False

@@ -27,7 +27,7 @@ def fill(server: FakeOpenAI, path: Path, model: str, n: int) -> None:
 
 
 def info(*args: str) -> dict:
-    result = CliRunner().invoke(main, ["cache", "info", "--json", *args])
+    result = CliRunner().invoke(main, ["cache", "info", "--format", "json", *args])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -55,6 +55,13 @@ def test_info_lists_entries_by_backend_model_and_endpoint(
     assert human.exit_code == 0, human.output
     assert "cache.sqlite" in human.stdout and "5 entries" in human.stdout
     assert "m1" in human.stdout and "openai" in human.stdout
+
+
+def test_info_old_json_switch_warns_and_still_prints_json(filled: Path) -> None:
+    result = CliRunner().invoke(main, ["cache", "info", "--json", "--cache", str(filled)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["entries"] == 5
+    assert "warning: --json is deprecated" in result.stderr and "--format json" in result.stderr
 
 
 def test_info_finds_the_cache_like_other_commands(

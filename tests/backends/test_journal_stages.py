@@ -193,7 +193,7 @@ def test_judge_eval(server: FakeOpenAI, sample: dict[str, Path], tmp_path: Path)
     def args(folder: Path, cache: Path) -> list[str]:
         return ["judge-eval", str(sample["pairs"]), "-o", str(folder / "eval"),
                 "--method", "monolithic", "--method", "pointwise", "--chunk-size", "1",
-                "--min-criteria", "3", "--max-criteria", "4", "--n-boot", "20",
+                "--min-criteria", "3", "--max-criteria", "4", "--bootstrap", "20",
                 *backend(server, cache)]
 
     def outputs(folder: Path) -> list[Path]:
@@ -228,7 +228,7 @@ def test_persona_compare(server: FakeOpenAI, sample: dict[str, Path], tmp_path: 
         return ["persona", "compare", *gens, "--persona", "beginner",
                 "--tasks", str(sample["tasks"]), "--original", *gens,
                 "--original-tasks", str(sample["tasks"]), "-o", str(folder / "cmp.jsonl"),
-                "--n-boot", "20", *backend(server, cache)]
+                "--bootstrap", "20", *backend(server, cache)]
 
     interrupted_equals_whole(
         server, tmp_path, args, lambda d: [d / "cmp.jsonl"],

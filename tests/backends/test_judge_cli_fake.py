@@ -76,7 +76,7 @@ def test_judge_eval_metrics_are_exact_for_a_known_judge(fake_server: Any, tmp_pa
     fake_server.reply = judge_reply
     out = tmp_path / "eval"
     result = CliRunner().invoke(main, ["judge-eval", str(pairs_file(tmp_path)), "-o", str(out),
-                                       "--n-boot", "200", *backend_args(fake_server, tmp_path)])
+                                       "--bootstrap", "200", *backend_args(fake_server, tmp_path)])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     for method, calls in (("monolithic", 2), ("pointwise", 3), ("criteralign", 5)):

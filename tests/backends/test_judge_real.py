@@ -69,8 +69,8 @@ def check_accounting(vs: list[Verdict], method: str) -> None:
 def test_judge_eval_runs_all_three_methods_and_resumes(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "eval"
     args = ["judge-eval", str(shared_data / HUMAN_PREF), "--limit", "4", "-o", str(out),
-            "--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite"), "--n-boot", "200",
-            *SMALL]
+            "--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite"),
+            "--bootstrap", "200", *SMALL]
     first = run_cli(*args)
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["methods"]) == list(METHODS) and summary["pairs"] == 4
@@ -218,7 +218,7 @@ def test_copilot_arena_battles_judged_by_a_served_model(
     out = tmp_path / "eval"
     result = CliRunner().invoke(main, [
         "judge-eval", str(csv), "--skip-invalid", "--limit", "3", "--method", "monolithic",
-        "-o", str(out), "--n-boot", "100", "--backend", "openai", "--base-url", vllm_server.url,
+        "-o", str(out), "--bootstrap", "100", "--backend", "openai", "--base-url", vllm_server.url,
         "--model", vllm_server.model, "--cache", str(tmp_path / "cache.sqlite"),
     ])
     assert result.exit_code == 0, result.output

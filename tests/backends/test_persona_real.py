@@ -34,7 +34,9 @@ def run_cli(*args: str) -> str:
     return done.stdout + done.stderr
 
 
-def test_persona_study_on_mbpp_and_humaneval(shared_data: Path, tmp_path: Path) -> None:
+def test_persona_study_on_mbpp_and_humaneval(
+    shared_data: Path, embedded_checkpoint: Path, tmp_path: Path
+) -> None:
     tasks = (list(load_tasks(shared_data / MBPP).values())[:3]
              + list(load_tasks(shared_data / HUMANEVAL).values())[:2])
     original = tmp_path / "tasks.jsonl"
@@ -83,7 +85,7 @@ def test_persona_study_on_mbpp_and_humaneval(shared_data: Path, tmp_path: Path) 
                      str(gens["persona", "smol-t1"]), "--persona", "beginner",
                      "--tasks", str(rewritten), "--original",
                      str(gens["original", "smol-greedy"]), str(gens["original", "smol-t1"]),
-                     "--original-tasks", str(kept), "-o", str(comparisons), "--n-boot", "200",
+                     "--original-tasks", str(kept), "-o", str(comparisons), "--bootstrap", "200",
                      *cache)
     rows = [PersonaComparison.model_validate(r) for r in read_existing(comparisons)]
     assert sorted(r.condition for r in rows) == ["original"] * len(accepted) + [
@@ -100,7 +102,9 @@ def test_persona_study_on_mbpp_and_humaneval(shared_data: Path, tmp_path: Path) 
     assert "preference flips:" in output
 
 
-def test_profile_from_a_description_with_a_real_model(tmp_path: Path) -> None:
+def test_profile_from_a_description_with_a_real_model(
+    embedded_checkpoint: Path, tmp_path: Path
+) -> None:
     from prefjudge.persona.profile import load_persona
 
     out = tmp_path / "teacher.yaml"

@@ -99,7 +99,7 @@ def test_augment_generate_score_report(tasks_file: Path, tmp_path: Path) -> None
     assert len(failed) < len(records) / 10, failed[:3]
 
     run_cli("score", str(gens), "--tasks", str(augmented), "-o", str(scores),
-            "--timeout", "30")
+            "--test-timeout", "30")
     scored = read_existing(scores)
     assert len(scored) == len(records)
     assert all(r["func"]["status"] in {"pass", "fail", "timeout", "error"} for r in scored)
@@ -108,7 +108,7 @@ def test_augment_generate_score_report(tasks_file: Path, tmp_path: Path) -> None
     assert multi5 and all(len(r["turn_results"]) == 6 for r in multi5)
 
     run_cli("report", str(scores), "-o", str(report), "--markdown",
-            str(tmp_path / "report.md"), "--resamples", "200")
+            str(tmp_path / "report.md"), "--bootstrap", "200")
     html = report.read_text()
     assert "Functional regression" in html and "data:image/png;base64," in html
     assert "Multi-turn retention" in html

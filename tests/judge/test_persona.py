@@ -282,7 +282,7 @@ def test_persona_list_and_flips_commands(tmp_path: Path) -> None:
                               "outcome": winner}]})
     path = tmp_path / "cmp.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = CliRunner().invoke(main, ["persona", "flips", str(path), "--n-boot", "200"])
+    result = CliRunner().invoke(main, ["persona", "flips", str(path), "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "cmp.flips.json").read_text())
     assert "clarity" in summary["flipped"] and "clarity" in summary["significant_flips"]

@@ -3,7 +3,8 @@
 Every LLM stage talks to a model through a :class:`Backend`: a list of :class:`Request`
 in, a list of :class:`Result` out, in the same order. Backends differ only in how one
 round of completions is obtained; caching, pydantic validation of structured output,
-bounded repair retries and usage accounting are shared and live here.
+bounded repair retries and usage accounting (:class:`prefjudge.records.Usage`, re-exported
+here) are shared and live here.
 
 What the response cache holds: only usable replies (free text, or structured replies that
 validate against their schema), each under the key of the request's *first* attempt, so a
@@ -17,12 +18,13 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prefjudge.backends.cache import CACHE_FORMAT, ResponseCache
+from prefjudge.records import Usage
 
 Role = Literal["system", "user", "assistant"]
 ErrorKind = Literal["invalid_output", "truncated", "rejected", "request_failed"]
@@ -175,35 +177,6 @@ class Result(BaseModel):
     def ok(self) -> bool:
         """Whether the request succeeded (a usable reply, validated when structured)."""
         return self.error is None
-
-
-@dataclass
-class Usage:
-    """Counters for one backend over its lifetime, reported at the end of every run.
-
-    Attributes:
-        requests: Requests handled (one per :class:`Request`, cached or not).
-        model_calls: Completions obtained from the model (cache misses, repairs included).
-        cache_hits: Completions served from the cache.
-        prompt_tokens: Prompt tokens of the model calls.
-        completion_tokens: Completion tokens of the model calls.
-        retries: Transport retries (timeouts, 429, 5xx).
-        invalid_outputs: Structured replies that failed validation (retried or not).
-        errors: Requests that ended in an error.
-    """
-
-    requests: int = 0
-    model_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-    invalid_outputs: int = 0
-    errors: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        """Return the counters as a plain dict."""
-        return asdict(self)
 
 
 @runtime_checkable

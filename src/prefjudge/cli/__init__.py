@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import os
+import sys
 from typing import Any
 
 import click
@@ -18,6 +20,9 @@ class PrefjudgeGroup(click.Group):
     that cannot be opened or written, and the operating system refusing a read or write
     (disk full, permission denied, a folder where a file should be). Records already written
     stay where they are: journals flush each record as it is made.
+
+    A reader that stops early (``prefjudge instructions | head -1``) closes the pipe: the
+    command then ends quietly with exit status 0, as ``cat`` does.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -26,13 +31,26 @@ class PrefjudgeGroup(click.Group):
         from prefjudge.journal import JournalError
 
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return result
+        except BrokenPipeError:
+            _silence_stdout()
+            ctx.exit(0)
         except (InputError, JournalError) as exc:
             raise click.ClickException(str(exc)) from exc
         except OSError as exc:
-            if isinstance(exc, BrokenPipeError):
-                raise
             raise click.ClickException(os_error_message(exc)) from exc
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (e.g. under a test runner)
+        pass
 
 
 def os_error_message(exc: OSError) -> str:

@@ -15,6 +15,7 @@ from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, report_usage, stdout
 from prefjudge.cli.options import backend_options
 from prefjudge.cli.runs import force_new_option, open_journal
+from prefjudge.cli.streams import JOURNAL
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.paths import data_dir
@@ -24,6 +25,7 @@ from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.testbed.augment import dumps_summary, select_llm, select_rule, summarize
 
 LLM_CHUNK = 64
+SAMPLING = {"max_tokens": 512, "seed": 0}
 
 
 def _print_summary(summary: dict, console: Console) -> None:
@@ -50,16 +52,22 @@ def _print_summary(summary: dict, console: Console) -> None:
 
 @main.command("augment")
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=JOURNAL,
               help="Augmented task JSONL (appended; rerunning resumes).")
 @click.option("--k", "k", type=click.IntRange(1, 30), default=5, show_default=True,
-              help="Instructions per task.")
+              help="Instructions chosen per task: one number (`generate --k` then picks how "
+              "many of them each prompt uses, e.g. 0..5).")
 @click.option("--selector", type=click.Choice(["rule", "llm"]),
               help="Who chooses: deterministic rules, or the configured model "
-              "[llm when a model is configured, else rule].")
+              "[default: llm when a model is configured, else rule].")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @force_new_option
-@backend_options(stage="augment")
+@backend_options(
+    stage="augment",
+    sampling=SAMPLING,
+    seed_help="Permutation seed of the selector; with --selector llm also the model's "
+    "sampling seed.",
+)
 def augment(
     tasks_path: str,
     output: str,
@@ -100,7 +108,7 @@ def augment(
         "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
     }
     if backend is not None:
-        sampling = backend_config.sampling(max_tokens=512, seed=seed)
+        sampling = backend_config.sampling(**SAMPLING)
         settings.update(model_settings(backend, sampling))
         settings["prompt"] = content_digest(data_dir("rubrics") / "prompts" / "augment_selector.md")
     journal = Journal(out, AugmentedTask, lambda record: record.task_id, stage="augment",

@@ -14,18 +14,21 @@ from rich.table import Table
 from prefjudge.backends.cache import CacheStats, ResponseCache
 from prefjudge.backends.config import CONFIG_NAME, ConfigError, load_backend_config
 from prefjudge.cli import main
+from prefjudge.cli.display import PipeConsole
+from prefjudge.cli.options import format_option, old_json_switch
 
 _config_option = click.option(
     "--config",
     "config_file",
     type=click.Path(dir_okay=False),
-    help=f"Configuration file (default: ./{CONFIG_NAME} when present).",
+    help=f"Configuration file [default: ./{CONFIG_NAME} when present].",
 )
 _cache_option = click.option(
     "--cache",
     "cache_file",
     type=click.Path(dir_okay=False),
-    help="Response cache file [~/.cache/prefjudge/responses.sqlite].",
+    help="Response cache file [default: $PREFJUDGE_CACHE, else "
+    "~/.cache/prefjudge/responses.sqlite].",
 )
 
 
@@ -50,20 +53,21 @@ def cache_group() -> None:
 @cache_group.command("info")
 @_config_option
 @_cache_option
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-def info(config_file: str | None, cache_file: str | None, as_json: bool) -> None:
+@old_json_switch
+@format_option
+def info(config_file: str | None, cache_file: str | None, output_format: str) -> None:
     """Print where the cache is, its size, and its entries by backend and model."""
     path = cache_path(config_file, cache_file)
     stats: CacheStats | None = None
     if path.is_file():
         with ResponseCache(path) as cache:
             stats = cache.stats()
-    if as_json:
+    if output_format == "json":
         found = {"path": str(path), "exists": False} if stats is None else stats.as_dict()
         found["exists"] = stats is not None
         click.echo(json.dumps(found, indent=2))
         return
-    console = Console()
+    console = PipeConsole()
     if stats is None:
         console.print(f"cache: {escape(str(path))} (no file yet)")
         return

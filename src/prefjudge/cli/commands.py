@@ -3,6 +3,7 @@
 from prefjudge.cli import (  # noqa: F401
     augment_cmd,
     cache_cmd,
+    correlate_cmd,
     generate_cmd,
     guidance_cmd,
     instructions_cmd,

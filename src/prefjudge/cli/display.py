@@ -6,6 +6,7 @@ progress and notes on stderr).
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,23 @@ if TYPE_CHECKING:
 
     from prefjudge.backends.base import Backend, OnResult, Result
 
-stdout = Console()
+
+
+class PipeConsole(Console):
+    """A rich console whose closed pipe ends the command quietly, with exit status 0.
+
+    Rich's own reaction to a reader that went away (``prefjudge instructions | head -1``)
+    is to exit with status 1; this one raises :class:`BrokenPipeError`, which the
+    top-level group turns into a quiet exit 0.
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing and let the top-level group end the command."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of the output has gone")
+
+
+stdout = PipeConsole()
 if not stdout.is_terminal:  # logs and pipes: don't wrap tables at 80 columns
     stdout.width = 160
 
@@ -41,11 +58,15 @@ def print_frame(frame: pd.DataFrame, *, title: str = "") -> None:
     stdout.print(table)
 
 
-def progress_bars(console: Console) -> Progress:
-    """The house progress display: label, bar, done/total, elapsed; cleared when done.
+def progress_bars(console: Console, *, transient: bool = True, disable: bool = False) -> Progress:
+    """The house progress display: label, bar, done/total, elapsed.
+
+    Every command's progress goes through here (one look, on stderr).
 
     Args:
         console: Where to draw (normally stderr).
+        transient: Clear the bars when done (False: leave them as a record of the run).
+        disable: Draw nothing (e.g. when there is nothing to count).
 
     Returns:
         A rich ``Progress`` to add tasks to and enter as a context manager.
@@ -58,7 +79,8 @@ def progress_bars(console: Console) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-        transient=True,
+        transient=transient,
+        disable=disable,
     )
 
 

@@ -16,6 +16,7 @@ from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, report_usage
 from prefjudge.cli.options import backend_options
 from prefjudge.cli.runs import force_new_option, open_journal
+from prefjudge.cli.streams import JOURNAL
 from prefjudge.io import InputError, read_records
 from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.paths import data_dir
@@ -41,7 +42,7 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @main.command("generate")
 @click.argument("augmented", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    "-o", "--output", type=JOURNAL,
     default=Path("generations.jsonl"), show_default=True,
     help="Generations (JSONL), written as they finish; rerunning resumes (same model, "
     "inputs and sampling; see --force-new).",
@@ -57,7 +58,7 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per prompt.")
 @click.option("--name", "model_name", help="Model name written in the records (e.g. for "
-              "`prefjudge rank` and `persona compare`) [the backend's model identity].")
+              "`prefjudge rank` and `persona compare`) [default: the backend's model identity].")
 @click.option("--retry-errors", is_flag=True,
               help="Make again the generations whose model call failed in an earlier run.")
 @force_new_option

@@ -14,11 +14,14 @@ from prefjudge.backends import BackendError
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, report_usage, stdout
-from prefjudge.cli.judging import FORMAT_CHOICE, load_pair_inputs
+from prefjudge.cli.judging import load_pair_inputs, pairs_format_option
 from prefjudge.cli.options import backend_options
 from prefjudge.cli.runs import open_backend
+from prefjudge.cli.streams import OutputFile
 from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
 from prefjudge.judge.hpag import GuidanceBuildError, build_guidance, split_pairs
+
+BUILD_MAX_TOKENS = 1024
 
 
 @main.group("guidance")
@@ -34,7 +37,7 @@ def guidance() -> None:
     "-o",
     "--output",
     required=True,
-    type=click.Path(file_okay=False),
+    type=OutputFile(folder=True),
     help="Guidance folder to write, e.g. guidance/codeprefbench-qwen/.",
 )
 @click.option(
@@ -59,12 +62,16 @@ def guidance() -> None:
     show_default=True,
     help="Fewest disagreements a category needs for its own lessons.",
 )
-@click.option("--format", "fmt", type=FORMAT_CHOICE, default="auto", show_default=True)
+@pairs_format_option
 @click.option("--skip-invalid", is_flag=True, help="Skip unusable input rows (listed).")
-@backend_options(stage="judge")
+@backend_options(
+    stage="judge",
+    sampling={"max_tokens": BUILD_MAX_TOKENS},
+    seed_help="Sampling seed of the model's requests [default: --split-seed].",
+)
 def build(
     pairs_path: str,
-    output: str,
+    output: Path,
     train_fraction: float,
     split_seed: int,
     min_category: int,
@@ -95,7 +102,7 @@ def build(
             f"cannot create the folder {output} ({exc.strerror or exc})", param_hint="-o/--output"
         ) from None
     seed = backend_config.seed if backend_config.seed is not None else split_seed
-    sampling = backend_config.sampling(max_tokens=1024, seed=seed)
+    sampling = backend_config.sampling(max_tokens=BUILD_MAX_TOKENS, seed=seed)
     backend = open_backend(backend_config)
     started = time.monotonic()
     try:
@@ -117,7 +124,7 @@ def build(
         report_usage(console, backend, started=started)
         backend.close()
     counts = report.manifest["counts"]
-    table = Table(title=f"guidance build: {escape(output)}", title_justify="left")
+    table = Table(title=f"guidance build: {escape(str(output))}", title_justify="left")
     for name in (
         "train pairs",
         "judged",

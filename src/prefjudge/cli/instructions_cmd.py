@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from prefjudge.cli import main
+from prefjudge.cli.display import PipeConsole
 from prefjudge.records import InstructionSpec, ParamSpec
 from prefjudge.scoring.taxonomy import CATEGORIES, load_taxonomy
 
@@ -35,7 +35,7 @@ def instructions(category: str | None, output_format: str) -> None:
         specs = [spec.model_dump(mode="json") for specs in groups.values() for spec in specs]
         click.echo(json.dumps(specs, indent=2, ensure_ascii=False))
         return
-    console = Console()
+    console = PipeConsole()
     for name, specs in groups.items():
         console.print(_category_table(name, specs))
 

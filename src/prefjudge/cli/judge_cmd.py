@@ -19,7 +19,7 @@ from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import print_frame, report_usage, stdout
 from prefjudge.cli.judging import (
-    FORMAT_CHOICE,
+    JUDGE_SAMPLING,
     METHOD_CHOICE,
     judge_options,
     judge_to_file,
@@ -27,16 +27,25 @@ from prefjudge.cli.judging import (
     make_settings,
     open_guidance,
     outcome_table,
+    pairs_format_option,
     print_errors,
     run_judging,
 )
-from prefjudge.cli.options import backend_options
+from prefjudge.cli.options import (
+    backend_options,
+    bootstrap_option,
+    ci_seed_option,
+    renamed_option,
+)
 from prefjudge.cli.runs import check_output, force_new_option, open_backend
+from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.io import InputError, read_text, summary_path
-from prefjudge.judge.evaluation import (
-    compare_methods,
-    evaluate_verdicts,
-    paired_difference,
+from prefjudge.judge.evaluation import DEFAULT_RESAMPLES, compare_methods, evaluate_verdicts
+from prefjudge.judge.heldout import (
+    GuidanceLeakageError,
+    evaluation_summary,
+    held_out_pairs,
+    paired_differences,
 )
 from prefjudge.judge.pairs import attach_evidence
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
@@ -80,16 +89,16 @@ def _read_text(source: str, what: str) -> str:
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
-def _print_verdict(verdict: Verdict, top: int) -> None:
+def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> None:
     if verdict.status == "error":
-        stdout.print(f"[red]error[/red]: {escape(verdict.error or '')}")
+        console.print(f"[red]error[/red]: {escape(verdict.error or '')}")
         return
     name = {"A": "A wins", "B": "B wins", "tie": "tie"}[verdict.preferred or "tie"]
     orders = ", ".join(f"{k}: {SIDE_NAMES[v]}" for k, v in verdict.orders.items())
-    stdout.print(f"[bold]verdict: {name}[/bold]  ({verdict.method}; {orders})")
+    console.print(f"[bold]verdict: {name}[/bold]  ({verdict.method}; {orders})")
     for order, reason in verdict.reasons.items():
         if reason:
-            stdout.print(f"  reason ({order}): {escape(reason)}", soft_wrap=True)
+            console.print(f"  reason ({order}): {escape(reason)}", soft_wrap=True)
     shown = [c for c in verdict.criteria if c.criterion.id in verdict.decisive] or [
         c for c in verdict.criteria if c.outcome in ("A", "B")
     ]
@@ -104,14 +113,14 @@ def _print_verdict(verdict: Verdict, top: int) -> None:
                 SIDE_NAMES[cv.outcome],
                 escape(cv.reason_forward),
             )
-        stdout.print(table)
+        console.print(table)
     if verdict.inconsistency_rate is not None:
-        stdout.print(
+        console.print(
             f"criterion verdicts flipped by the order swap: {verdict.inconsistency_rate:.0%}"
             f"; tied criteria refined: {verdict.refined}"
         )
     for warning in verdict.warnings:
-        stdout.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+        console.print(f"[yellow]warning[/yellow]: {escape(warning)}")
 
 
 @main.command("pair")
@@ -135,16 +144,18 @@ def _print_verdict(verdict: Verdict, top: int) -> None:
     show_default=True,
     help="Decisive criteria to print.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the verdict JSON.")
+@click.option("-o", "--output", type=OutputFile(stdout_ok=True),
+              help="Write the verdict JSON (- for stdout; the verdict table then prints on "
+              "stderr).")
 @judge_options
-@backend_options(stage="judge")
+@backend_options(stage="judge", sampling=JUDGE_SAMPLING)
 def pair(
     response_a: str,
     response_b: str,
     instruction: str,
     method: str,
     top: int,
-    output: str | None,
+    output: Path | None,
     guidance_dir: str | None,
     backend_config: BackendConfig,
     chunk_size: int,
@@ -175,8 +186,9 @@ def pair(
         response_a=_read_text(response_a, "A"),
         response_b=_read_text(response_b, "B"),
     )
-    out_path = Path(output) if output else None
-    check_output(out_path, "-o/--output")  # fail now, not after the model calls
+    to_stdout = is_stdout(output)
+    if not to_stdout:
+        check_output(output, "-o/--output")  # fail now, not after the model calls
     console = Console(stderr=True)
     settings = make_settings(method, backend_config, open_guidance(guidance_dir), opts)
     try:
@@ -190,15 +202,17 @@ def pair(
         raise click.ClickException(str(exc)) from None
     finally:
         backend.close()
-    _print_verdict(verdict, top)
-    if out_path is not None:
-        payload = verdict.model_dump_json(indent=2) + "\n"
+    _print_verdict(verdict, top, console if to_stdout else stdout)
+    payload = verdict.model_dump_json(indent=2) + "\n"
+    if to_stdout:
+        click.echo(payload, nl=False)
+    elif output is not None:
         try:
-            out_path.write_text(payload, encoding="utf-8")
+            output.write_text(payload, encoding="utf-8")
         except OSError as exc:
             click.echo(payload, nl=False)  # the verdict is not lost: it goes to stdout
             raise click.ClickException(
-                f"cannot write {out_path} ({exc.strerror or exc}); the verdict JSON was "
+                f"cannot write {output} ({exc.strerror or exc}); the verdict JSON was "
                 "printed above"
             ) from None
         console.print(f"wrote {output}")
@@ -218,18 +232,11 @@ def pair(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=JOURNAL,
     help="Verdict JSONL (appended; rerunning resumes). Usable as battles by `prefjudge rank`.",
 )
 @click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=FORMAT_CHOICE,
-    default="auto",
-    show_default=True,
-    help="Format of PAIRS.",
-)
+@pairs_format_option
 @click.option(
     "--tasks",
     "tasks_path",
@@ -255,12 +262,17 @@ def pair(
     is_flag=True,
     help="Judge again pairs whose verdict is an error, asking the model again.",
 )
+@bootstrap_option(
+    DEFAULT_RESAMPLES, minimum=10, help="Bootstrap resamples for the agreement intervals "
+    "(pairs with human labels)."
+)
+@ci_seed_option
 @force_new_option
 @judge_options
-@backend_options(stage="judge")
+@backend_options(stage="judge", sampling=JUDGE_SAMPLING)
 def judge(
     inputs: tuple[str, ...],
-    output: str,
+    output: Path,
     method: str,
     fmt: str,
     tasks_path: str | None,
@@ -269,6 +281,8 @@ def judge(
     limit: int | None,
     skip_invalid: bool,
     retry_errors: bool,
+    bootstrap: int,
+    ci_seed: int,
     force_new: bool,
     guidance_dir: str | None,
     backend_config: BackendConfig,
@@ -278,8 +292,9 @@ def judge(
     """Judge many pairs.
 
     PAIRS is a pair file (prefjudge pairs, CodePrefBench, Copilot Arena CSV or BigCodeReward
-    JSONL). With two arguments, they are generation files of two models joined on task_id
-    (instructions from --tasks or a `prompt` field).
+    JSONL). With two arguments, they are generation files of two models joined on task_id,
+    and on protocol, k and sample when both carry them (instructions from --tasks or a
+    `prompt` field).
     """
     if len(inputs) > 2:
         raise click.UsageError("give one pair file, or two generation files")
@@ -323,7 +338,7 @@ def judge(
     stdout.print(outcome_table(verdicts, f"{method} verdicts ({len(verdicts)} pairs)"))
     print_errors(console, verdicts)
     if any(v.label for v in verdicts):
-        result = evaluate_verdicts(verdicts, seed=backend_config.seed or 0)
+        result = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
         summary_path(Path(output), ".json").write_text(
             json.dumps(result, indent=2) + "\n", encoding="utf-8"
         )
@@ -366,29 +381,25 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
     "methods",
     type=METHOD_CHOICE,
     multiple=True,
-    help="Method(s) to evaluate (repeatable) [all three].",
+    help="Method(s) to evaluate (repeatable) [default: all three].",
 )
+@renamed_option("--output-dir", "-o/--output", "output", type=OutputFile(folder=True))
 @click.option(
     "-o",
-    "--output-dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Folder for per-method verdicts (resumable), summary JSON/CSV and plot.",
+    "--output",
+    type=OutputFile(folder=True),
+    help="Folder for per-method verdicts (resumable), summary JSON/CSV and plot.  [required]",
 )
-@click.option("--format", "fmt", type=FORMAT_CHOICE, default="auto", show_default=True)
+@pairs_format_option
 @click.option(
     "--held-out",
     is_flag=True,
     help="With --guidance: evaluate only the pairs not used to build it.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N labelled pairs.")
-@click.option(
-    "--n-boot",
-    type=click.IntRange(min=10),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples for the intervals.",
-)
+@renamed_option("--n-boot", "--bootstrap", "bootstrap", type=click.IntRange(min=10))
+@bootstrap_option(DEFAULT_RESAMPLES, minimum=10)
+@ci_seed_option
 @click.option("--skip-invalid", is_flag=True, help="Skip unusable input rows (listed).")
 @click.option(
     "--retry-errors",
@@ -397,15 +408,16 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
 )
 @force_new_option
 @judge_options
-@backend_options(stage="judge")
+@backend_options(stage="judge", sampling=JUDGE_SAMPLING)
 def judge_eval(
     pairs_path: str,
     methods: tuple[str, ...],
-    output_dir: str,
+    output: Path | None,
     fmt: str,
     held_out: bool,
     limit: int | None,
-    n_boot: int,
+    bootstrap: int,
+    ci_seed: int,
     skip_invalid: bool,
     retry_errors: bool,
     force_new: bool,
@@ -418,7 +430,10 @@ def judge_eval(
 
     Reports accuracy and macro-F1 with bootstrap CIs, position consistency, tie rate,
     confusion matrix and cost; verdicts are journaled per method, so a rerun resumes.
+    --seed is the judge's sampling seed; --ci-seed only reseeds the intervals.
     """
+    if output is None:
+        raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
     console = Console(stderr=True)
     pairs = [
         p
@@ -428,28 +443,21 @@ def judge_eval(
     if not pairs:
         raise click.ClickException(f"{pairs_path}: no pair has a human label")
     guidance = open_guidance(guidance_dir)
-    if guidance is not None:
-        used = guidance.overlap(pairs)
-        if used and not held_out:
-            ids = ", ".join(p.pair_id for p in used[:5])
-            raise click.ClickException(
-                f"{len(used)} of these pairs were used to build the guidance in {guidance_dir} "
-                f"(e.g. {ids}); evaluating on them would be leakage. Pass --held-out to "
-                "evaluate only the held-out pairs."
-            )
-        if used:
-            drop = {p.pair_id for p in used}
-            pairs = [p for p in pairs if p.pair_id not in drop]
-            console.print(
-                f"held out: {len(pairs)} pairs ({len(drop)} used to build the guidance "
-                "are left out)"
-            )
+    try:
+        kept = held_out_pairs(pairs, guidance, held_out=held_out)
+    except GuidanceLeakageError as exc:
+        raise click.ClickException(str(exc)) from None
+    pairs = kept.pairs
+    if kept.dropped:
+        console.print(
+            f"held out: {len(pairs)} pairs ({kept.dropped} used to build the guidance "
+            "are left out)"
+        )
     if limit:
         pairs = pairs[:limit]
     methods = methods or ("monolithic", "pointwise", "criteralign")
-    out = Path(output_dir)
+    out = output
     out.mkdir(parents=True, exist_ok=True)
-    seed = backend_config.seed or 0
     backend = open_backend(backend_config)
     results: dict[str, dict[str, Any]] = {}
     started = time.monotonic()
@@ -473,7 +481,7 @@ def judge_eval(
                 report=False,
             )
             verdicts_by_method[method] = verdicts
-            results[method] = evaluate_verdicts(verdicts, n_boot=n_boot, seed=seed)
+            results[method] = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
             print_errors(console, verdicts, limit=3)
     finally:
         report_usage(console, backend, started=started)
@@ -485,26 +493,23 @@ def judge_eval(
     )
     for method in methods:
         stdout.print(_confusion_table(method, results[method]["confusion"]))
-    paired = {}
+    paired = paired_differences(verdicts_by_method, methods, n_boot=bootstrap, seed=ci_seed)
     for method in methods[1:]:
-        diff = paired_difference(
-            verdicts_by_method[method], verdicts_by_method[methods[0]], n_boot=n_boot, seed=seed
-        )
-        paired[f"{method} - {methods[0]}"] = diff
+        diff = paired[f"{method} - {methods[0]}"]
         if diff["n"]:
             stdout.print(
                 f"{method} − {methods[0]}: accuracy difference {diff['difference']:+.3f} "
                 f"{_ci(diff['difference_ci'])} on {diff['n']} pairs both judged, "
                 f"McNemar p = {diff['p_value']:.3g}"
             )
-    summary = {
-        "pairs_file": pairs_path,
-        "pairs": len(pairs),
-        "judge_model": backend.model_id,
-        "guidance": guidance.label if guidance else None,
-        "methods": results,
-        "paired_differences": paired,
-    }
+    summary = evaluation_summary(
+        pairs_file=pairs_path,
+        pairs=len(pairs),
+        judge_model=backend.model_id,
+        guidance=guidance,
+        results=results,
+        paired=paired,
+    )
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     frame.to_csv(out / "summary.csv")
     plot_methods(frame, out / "summary.png")

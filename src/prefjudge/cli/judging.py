@@ -21,6 +21,7 @@ from rich.table import Table
 from prefjudge.backends import Backend, BackendError, Result
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli.display import progress_bars, report_usage
+from prefjudge.cli.options import renamed_option
 from prefjudge.cli.runs import open_journal
 from prefjudge.io import InputError
 from prefjudge.journal import Journal
@@ -33,6 +34,8 @@ from prefjudge.records import Pair, Verdict
 from prefjudge.scoring.tasks import load_tasks
 
 METHOD_CHOICE = click.Choice(sorted(METHODS))
+JUDGE_SAMPLING = {"max_tokens": 2048, "seed": 0}
+"""Sampling defaults of the judging commands (``backend_options(sampling=...)`` shows them)."""
 
 
 def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,7 +103,6 @@ def make_settings(
         check_templates(METHOD_STAGES[method], opts["templates"])
     except TemplateError as exc:
         raise click.ClickException(str(exc)) from exc
-    seed = config.seed if config.seed is not None else 0
     return JudgeSettings(
         method=method,
         min_criteria=opts["min_criteria"],
@@ -110,7 +112,7 @@ def make_settings(
         evidence=opts["evidence"],
         guidance=guidance,
         templates=opts["templates"],
-        sampling=config.sampling(max_tokens=2048, seed=seed),
+        sampling=config.sampling(**JUDGE_SAMPLING),
     )
 
 
@@ -265,7 +267,8 @@ def load_pair_inputs(
     """Load the pairs a judging command works on, printing notes and skipped rows.
 
     Args:
-        paths: One pair file, or two generation files (joined on task id).
+        paths: One pair file, or two generation files (joined on task id, and on
+            protocol, k and sample when both files carry them).
         tasks_path: A task file giving the instructions for two generation files.
         fmt: Format of a pair file (``auto`` to detect it).
         skip_invalid: Skip unusable rows (listed) instead of stopping.
@@ -294,3 +297,22 @@ def load_pair_inputs(
 FORMAT_CHOICE = click.Choice(
     ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
 )
+
+
+def pairs_format_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--pairs-format`` (the command receives ``fmt``); ``--format`` is its old name."""
+    func = click.option(
+        "--pairs-format",
+        "fmt",
+        type=FORMAT_CHOICE,
+        default="auto",
+        show_default=True,
+        help="Format of the pair file (auto: told from its content).",
+    )(func)
+    return renamed_option(
+        "--format",
+        "--pairs-format",
+        "fmt",
+        type=FORMAT_CHOICE,
+        note="--format means what a command prints (table or json)",
+    )(func)

@@ -15,7 +15,7 @@ from rich.table import Table
 from prefjudge.backends import BackendError, Sampling, chat, create_backend
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.options import backend_options
+from prefjudge.cli.options import backend_options, format_option, old_json_switch
 
 
 class SchemaProbe(BaseModel):
@@ -33,8 +33,9 @@ def models() -> None:
 
 @models.command("check")
 @backend_options()
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-def check(backend_config: BackendConfig, as_json: bool) -> None:
+@old_json_switch
+@format_option
+def check(backend_config: BackendConfig, output_format: str) -> None:
     """Report whether a backend answers and supports JSON-schema output.
 
     Sends two tiny requests (bypassing the cache): a plain chat turn, and a turn whose
@@ -55,7 +56,7 @@ def check(backend_config: BackendConfig, as_json: bool) -> None:
         "base_url": config.base_url,
     }
     findings.update(run_check(config))
-    if as_json:
+    if output_format == "json":
         click.echo(json.dumps(findings, indent=2))
     else:
         _print_findings(console, findings)
@@ -155,7 +156,7 @@ def _print_findings(console: Console, found: dict[str, Any]) -> None:
     "--dir",
     "target",
     type=click.Path(file_okay=False),
-    help="Checkpoint folder [~/.cache/prefjudge/smollm2-135m].",
+    help="Checkpoint folder [default: ~/.cache/prefjudge/smollm2-135m].",
 )
 def prepare(target: str | None) -> None:
     """Convert the embedded SmolLM2 GGUF to a checkpoint vLLM can load (once)."""

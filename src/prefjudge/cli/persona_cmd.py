@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +17,21 @@ from rich.table import Table
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, print_frame, report_usage, stdout
-from prefjudge.cli.options import backend_options
-from prefjudge.cli.runs import force_new_option, open_backend, open_journal
+from prefjudge.cli.options import (
+    backend_options,
+    bootstrap_option,
+    ci_seed_option,
+    old_ci_seed_option,
+    renamed_option,
+)
+from prefjudge.cli.runs import check_output, force_new_option, open_backend, open_journal
+from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.io import InputError, read_records, read_text, summary_path
 from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.judge.pairs import pairs_from_generations
 from prefjudge.paths import data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
-from prefjudge.persona.flips import flip_table, flips_summary
+from prefjudge.persona.flips import DEFAULT_RESAMPLES, flip_table, flips_summary
 from prefjudge.persona.profile import (
     PersonaError,
     build_profile,
@@ -34,11 +41,15 @@ from prefjudge.persona.profile import (
     persona_yaml,
 )
 from prefjudge.persona.rewrite import RejectedRewrite, Rewriter, sandbox_reference_check
+from prefjudge.persona.summary import summarize_rewrites
 from prefjudge.plots.persona import plot_flips
 from prefjudge.records import Persona, PersonaComparison, Task
 from prefjudge.scoring.tasks import load_tasks
 
 CHUNK = 32
+PROFILE_SAMPLING = {"max_tokens": 1536, "seed": 0}
+REWRITE_SAMPLING = {"max_tokens": 1024, "seed": 0}
+COMPARE_SAMPLING = {"max_tokens": 1536, "seed": 0}
 
 
 def _persona(name: str) -> Persona:
@@ -70,27 +81,38 @@ def list_personas() -> None:
 @persona.command("profile")
 @click.argument("description")
 @click.option("--name", required=True, help="The persona's name (letters, digits, _ . -).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Persona YAML to write.")
-@backend_options(stage="persona")
-def profile(description: str, name: str, output: str, backend_config: BackendConfig) -> None:
-    """Build a structured persona profile from a short free-text DESCRIPTION."""
+@click.option("-o", "--output", required=True, type=OutputFile(stdout_ok=True),
+              help="Persona YAML to write (- for stdout only).")
+@backend_options(stage="persona", sampling=PROFILE_SAMPLING)
+def profile(description: str, name: str, output: Path, backend_config: BackendConfig) -> None:
+    """Build a structured persona profile from a short free-text DESCRIPTION.
+
+    The YAML is printed on stdout and written to OUTPUT.
+    """
     console = Console(stderr=True)
+    if not is_stdout(output):
+        check_output(output, "-o/--output")  # fail now, not after the model call
     text = read_text(description) if Path(description).is_file() else description
     backend = open_backend(backend_config)
     started = time.monotonic()
     try:
-        made = build_profile(text, name, backend,
-                             backend_config.sampling(max_tokens=1536, seed=backend_config.seed
-                                                     or 0))
+        made = build_profile(text, name, backend, backend_config.sampling(**PROFILE_SAMPLING))
     except (PersonaError, ValidationError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         report_usage(console, backend, started=started)
         backend.close()
-    Path(output).write_text(persona_yaml(made), encoding="utf-8")
+    written = persona_yaml(made)
+    if is_stdout(output):
+        with tempfile.TemporaryDirectory(prefix="prefjudge-persona-") as folder:
+            check = Path(folder) / f"{name}.yaml"
+            check.write_text(written, encoding="utf-8")
+            load_persona(check)  # what we print must load back
+        click.echo(written, nl=False)
+        return
+    output.write_text(written, encoding="utf-8")
     load_persona(output)  # what we wrote must load back
-    stdout.print(persona_yaml(made))
+    stdout.print(written)
     console.print(f"wrote {output}")
 
 
@@ -105,7 +127,7 @@ def _read_tasks(path: str) -> list[Task]:
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
 @click.option("--persona", "persona_name", required=True,
               help="Built-in persona name or a persona YAML file.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=JOURNAL,
               help="Rewritten tasks (JSONL; rejected ones go to OUTPUT's .rejected.jsonl).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @click.option("--max-attempts", type=click.IntRange(1, 10), default=3, show_default=True,
@@ -113,8 +135,8 @@ def _read_tasks(path: str) -> list[Task]:
 @click.option("--no-reference-check", is_flag=True,
               help="Skip running each task's reference solution in the sandbox.")
 @force_new_option
-@backend_options(stage="persona")
-def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
+@backend_options(stage="persona", sampling=REWRITE_SAMPLING)
+def rewrite(tasks_path: str, persona_name: str, output: Path, limit: int | None,
             max_attempts: int, no_reference_check: bool, force_new: bool,
             backend_config: BackendConfig) -> None:
     """Rewrite TASKS in a persona's voice without changing what they ask for.
@@ -130,8 +152,7 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
     out = Path(output)
     rejected_path = out.with_name(out.name.removesuffix(".jsonl") + ".rejected.jsonl")
     backend = open_backend(backend_config)
-    seed = backend_config.seed if backend_config.seed is not None else 0
-    sampling = backend_config.sampling(max_tokens=1024, seed=seed)
+    sampling = backend_config.sampling(**REWRITE_SAMPLING)
     settings = {
         "persona": who.model_dump(mode="json"),
         "max_attempts": max_attempts,
@@ -167,37 +188,28 @@ def rewrite(tasks_path: str, persona_name: str, output: str, limit: int | None,
                                 task_id=outcome.task.task_id, persona=who.name,
                                 mode=outcome.mode, attempts=outcome.attempts,
                                 reasons=outcome.reasons))
-            accepted = [t.model_dump(mode="json") for t in good.records()]
-            all_rejected = [r.model_dump(mode="json") for r in bad.records()]
+            accepted = good.records()
+            all_rejected = bad.records()
     finally:
         report_usage(console, backend, started=started)
         backend.close()
-    reasons = Counter(_reason_kind(r) for row in all_rejected for r in row["reasons"][-1:])
-    modes = Counter(r["metadata"]["persona"]["mode"] for r in accepted)
-    retried = sum(1 for o in outcomes if o.accepted and o.attempts > 1)
-    summary = {"persona": who.name, "tasks_file": tasks_path, "tasks": len(tasks),
-               "accepted": len(accepted), "rejected": len(all_rejected),
-               "accepted_after_retry": retried, "modes": dict(modes),
-               "rejection_reasons": dict(reasons),
-               "reference_check": "off" if no_reference_check else "sandbox"}
-    summary_path(out, ".json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    summary = summarize_rewrites(
+        persona=who.name, tasks_file=tasks_path, tasks=len(tasks), accepted=accepted,
+        rejected=all_rejected, outcomes=outcomes, reference_check=not no_reference_check,
+    )
+    summary_path(out, ".json").write_text(
+        json.dumps(summary.as_dict(), indent=2) + "\n", "utf-8"
+    )
     table = Table(title=f"persona rewrite: {who.name}", title_justify="left")
     for column in ("tasks", "accepted", "rejected", "accepted after retry", "full / prefix"):
         table.add_column(column, justify="right")
-    table.add_row(str(len(tasks)), str(len(accepted)), str(len(all_rejected)), str(retried),
-                  f"{modes.get('full', 0)} / {modes.get('prefix', 0)}")
+    table.add_row(str(summary.tasks), str(summary.accepted), str(summary.rejected),
+                  str(summary.accepted_after_retry),
+                  f"{summary.modes.get('full', 0)} / {summary.modes.get('prefix', 0)}")
     stdout.print(table)
-    for kind, count in reasons.items():
+    for kind, count in summary.rejection_reasons.items():
         stdout.print(f"rejected ({kind}): {count}")
     console.print(f"wrote {out}, {rejected_path} and {summary_path(out, '.json')}")
-
-
-def _reason_kind(reason: str) -> str:
-    for key in ("not equivalent", "degenerate", "too short", "entry point",
-                "reference solution", "check failed", "rewrite failed", "compose failed"):
-        if key in reason:
-            return key
-    return "other"
 
 
 def _items(gen_a: str, gen_b: str, tasks_path: str, condition: str) -> list[ComparisonItem]:
@@ -210,10 +222,10 @@ def _items(gen_a: str, gen_b: str, tasks_path: str, condition: str) -> list[Comp
                            p.model_b, condition) for p in pairs]  # type: ignore[arg-type]
 
 
-def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, n_boot: int,
-                 seed: int, title: str) -> dict[str, Any]:
+def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, bootstrap: int,
+                 ci_seed: int, title: str) -> dict[str, Any]:
     dims = [d.id for d in load_dimensions()]
-    frame = flip_table(comparisons, n_boot=n_boot, seed=seed, dimensions=dims)
+    frame = flip_table(comparisons, n_boot=bootstrap, seed=ci_seed, dimensions=dims)
     shown = frame[["dimension", "orig_win_rate", "orig_lo", "orig_hi", "persona_win_rate",
                    "persona_lo", "persona_hi", "diff", "flip", "significant_flip"]]
     x, y = frame["model_x"].iloc[0], frame["model_y"].iloc[0]
@@ -244,20 +256,24 @@ def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, n_boot:
               default="generic", show_default=True,
               help="Judge original-prompt answers as a generic developer (the benchmark's "
               "view) or with the persona's preferences (isolates the prompt's effect).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=JOURNAL,
               help="Comparisons JSONL (appended; rerunning resumes).")
-@click.option("--n-boot", type=click.IntRange(min=10), default=1000, show_default=True)
+@renamed_option("--n-boot", "--bootstrap", "bootstrap", type=click.IntRange(min=10))
+@bootstrap_option(DEFAULT_RESAMPLES, minimum=10,
+                  help="Bootstrap resamples for the flip intervals (with --original).")
+@ci_seed_option
 @force_new_option
-@backend_options(stage="persona")
+@backend_options(stage="persona", sampling=COMPARE_SAMPLING)
 def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
                 original: tuple[str, str] | None, original_tasks: str | None,
-                original_judging: str, output: str, n_boot: int, force_new: bool,
-                backend_config: BackendConfig) -> None:
+                original_judging: str, output: Path, bootstrap: int, ci_seed: int,
+                force_new: bool, backend_config: BackendConfig) -> None:
     """Compare two models per dimension as the persona would.
 
     GEN_A and GEN_B answered the persona's prompts; with --original, the same models'
     answers to the original prompts are compared too, and the command reports where the
-    preferred model flips between the two.
+    preferred model flips between the two. --seed is the judge's sampling seed;
+    --ci-seed only reseeds the flip intervals.
     """
     console = Console(stderr=True)
     who = _persona(persona_name)
@@ -271,8 +287,7 @@ def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
     out = Path(output)
     dims = load_dimensions()
     backend = open_backend(backend_config)
-    seed = backend_config.seed if backend_config.seed is not None else 0
-    sampling = backend_config.sampling(max_tokens=1536, seed=seed)
+    sampling = backend_config.sampling(**COMPARE_SAMPLING)
     journal = Journal(
         out, PersonaComparison, lambda c: f"{c.condition}::{c.task_id}", stage="persona compare",
         inputs={"gen_a": gen_a, "gen_b": gen_b, "tasks": tasks_path,
@@ -307,16 +322,21 @@ def compare_cmd(gen_a: str, gen_b: str, persona_name: str, tasks_path: str,
                       f"{escape(c.error or '')}", soft_wrap=True)
     stdout.print(f"{len(everything)} comparisons ({len(errors)} errors) in {out}")
     if original:
-        _print_flips(everything, out.with_suffix(""), n_boot, seed, f"persona {who.name}")
+        _print_flips(everything, out.with_suffix(""), bootstrap, ci_seed,
+                     f"persona {who.name}")
 
 
 @persona.command("flips")
 @click.argument("comparisons", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "prefix", type=click.Path(dir_okay=False),
-              help="Prefix of the .flips.{csv,json,png} files [COMPARISONS without .jsonl].")
-@click.option("--n-boot", type=click.IntRange(min=10), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-def flips(comparisons: str, prefix: str | None, n_boot: int, seed: int) -> None:
+@click.option("-o", "--output", "prefix",
+              type=OutputFile(why="it is the prefix of three files (.flips.csv/.json/.png)"),
+              help="Prefix of the .flips.{csv,json,png} files "
+              "[default: COMPARISONS without .jsonl].")
+@renamed_option("--n-boot", "--bootstrap", "bootstrap", type=click.IntRange(min=10))
+@bootstrap_option(DEFAULT_RESAMPLES, minimum=10)
+@old_ci_seed_option
+@ci_seed_option
+def flips(comparisons: str, prefix: Path | None, bootstrap: int, ci_seed: int) -> None:
     """Per-dimension win rates, original vs persona prompts, with bootstrap intervals."""
     try:
         rows = [row for _, row in read_records(comparisons, PersonaComparison)[0]]
@@ -325,6 +345,6 @@ def flips(comparisons: str, prefix: str | None, n_boot: int, seed: int) -> None:
     personas = sorted({c.persona for c in rows if c.condition == "persona" and c.persona})
     base = Path(prefix) if prefix else Path(comparisons).with_suffix("")
     try:
-        _print_flips(rows, base, n_boot, seed, f"persona {', '.join(personas) or '?'}")
+        _print_flips(rows, base, bootstrap, ci_seed, f"persona {', '.join(personas) or '?'}")
     except ValueError as exc:
         raise click.ClickException(f"{comparisons}: {exc}") from exc

@@ -10,17 +10,23 @@ import click
 import pandas as pd
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from prefjudge.cli import main
-from prefjudge.cli.display import print_frame
+from prefjudge.cli.display import print_frame, progress_bars
+from prefjudge.cli.options import (
+    bootstrap_option,
+    ci_seed_option,
+    old_ci_seed_option,
+    renamed_option,
+)
 from prefjudge.cli.runs import force_new_option, open_journal
+from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, shown
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
 from prefjudge.plots.score import save_summary_plot
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
-from prefjudge.scoring.metrics import model_summary, samples_frame
+from prefjudge.scoring.metrics import DEFAULT_RESAMPLES, model_summary, samples_frame
 from prefjudge.scoring.score import prepare_job, score_stream
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.verify import ruff_version
@@ -35,6 +41,8 @@ def _load_all_tasks(
     paths = [Path(p) for p in task_files]
     origin = "--tasks"
     if not paths:
+        if is_stdin(generations):
+            return {}, "none (GENERATIONS is stdin: name the tasks with --tasks)", []
         sibling = generations.parent / "tasks.jsonl"
         if not sibling.exists():
             return {}, "none", []
@@ -50,27 +58,32 @@ def _load_all_tasks(
 
 
 @main.command("score")
-@click.argument("generations", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("generations", type=InputFile())
+@click.option("-o", "--output", type=JOURNAL,
               default=Path("scores.jsonl"), show_default=True,
               help="Scored records (JSONL), written as they finish; rerunning resumes.")
 @click.option("--tasks", "task_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Tasks with tests: BigCodeBench, HumanEval, HumanEval+, MBPP+ files as "
                    "distributed (.jsonl/.jsonl.gz) or prefjudge task JSONL. Repeatable. "
-                   "Default: tasks.jsonl beside GENERATIONS, if present.")
+                   "[default: tasks.jsonl beside GENERATIONS, if present]")
 @click.option("--skip-invalid", is_flag=True,
               help="Score the valid lines and list the invalid ones instead of stopping.")
 @click.option("--no-tests", is_flag=True, help="Only verify instructions; skip unit tests.")
 @click.option("--workers", type=int, default=None,
-              help="Parallel Ruff groups and sandboxes (default: CPU count).")
-@click.option("--timeout", type=float, default=SandboxLimits().timeout_s, show_default=True,
-              help="Wall-clock seconds per sample's test run.")
+              help="Parallel Ruff groups and sandboxes [default: CPU count].")
+@renamed_option("--timeout", "--test-timeout", "test_timeout", type=float,
+                note="the sandbox wall time of each sample's tests")
+@click.option("--test-timeout", "test_timeout", type=float, default=SandboxLimits().timeout_s,
+              show_default=True, help="Wall-clock seconds per sample's test run.")
 @click.option("--memory-mb", type=int, default=SandboxLimits().memory_mb, show_default=True,
               help="Address-space limit per sample's test run.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--summary", "summary_prefix", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Prefix for the summary files (.csv, .json, .png). "
-                                 "Default: OUTPUT without its extension + '.summary'.")
+@bootstrap_option(DEFAULT_RESAMPLES, help="Task-bootstrap resamples for the intervals.")
+@old_ci_seed_option
+@ci_seed_option
+@click.option("--summary", "summary_prefix",
+              type=OutputFile(why="it is the prefix of three files (.csv, .json, .png)"),
+              default=None, help="Prefix for the summary files (.csv, .json, .png) "
+                                 "[default: OUTPUT without its extension + '.summary'].")
 @force_new_option
 def score_command(
     generations: Path,
@@ -79,13 +92,14 @@ def score_command(
     skip_invalid: bool,
     no_tests: bool,
     workers: int | None,
-    timeout: float,
+    test_timeout: float,
     memory_mb: int,
-    seed: int,
+    bootstrap: int,
+    ci_seed: int,
     summary_prefix: Path | None,
     force_new: bool,
 ) -> None:
-    """Score GENERATIONS (JSONL): instruction checks and sandboxed unit tests.
+    """Score GENERATIONS (JSONL, or - for stdin): instruction checks and sandboxed unit tests.
 
     Prints a per-model table (instruction-level IF, task-level IF, pass@1, each with a
     95 % task-bootstrap CI, and counts of errors and timeouts) and writes one scored
@@ -99,10 +113,12 @@ def score_command(
         raise click.ClickException(f"{exc}\nNothing was scored (use --skip-invalid to score "
                                    "the valid lines).") from exc
     if not job.generations and not job.skipped:
-        raise click.ClickException(f"{generations}: no generation records (the file is empty)")
+        raise click.ClickException(
+            f"{shown(generations)}: no generation records (the file is empty)"
+        )
     console.print(f"[bold]tasks:[/] {tasks_origin}")
     for warning in model_name_warnings({gen.model for _, gen in job.generations}):
-        console.print(f"[yellow]warning: {generations}: {escape(warning)}[/]")
+        console.print(f"[yellow]warning: {shown(generations)}: {escape(warning)}[/]")
     if job.skipped:
         console.print(f"[yellow]skipped {len(job.skipped)} invalid input problem(s):[/]")
         for issue in job.skipped:
@@ -120,11 +136,11 @@ def score_command(
             for item in report["not_enforced"]:
                 console.print(f"[bold red]  not enforced: {item}[/]")
 
-    limits = SandboxLimits(timeout_s=timeout, memory_mb=memory_mb)
+    limits = SandboxLimits(timeout_s=test_timeout, memory_mb=memory_mb)
     journal = Journal(
         output, ScoredSample, lambda rec: str(rec.meta.get("key")), stage="score",
         inputs={"generations": generations, "tasks": task_paths},
-        settings={"tests": not no_tests and bool(tasks), "timeout_s": timeout,
+        settings={"tests": not no_tests and bool(tasks), "timeout_s": test_timeout,
                   "memory_mb": memory_mb, "ruff_version": ruff_version(),
                   "sandbox": isolation_mode},
         force_new=force_new,
@@ -140,8 +156,7 @@ def score_command(
             if key not in done and gen.task_id in tasks
             and tasks[gen.task_id].test_format != "none"
         )
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=False) as progress:
+        with progress_bars(console, transient=False) as progress:
             bars = {"verify": progress.add_task("instructions", total=todo)}
             if with_tests:
                 bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
@@ -154,12 +169,14 @@ def score_command(
         wanted = set(job.keys)
         records = [rec.model_dump(mode="json") for rec in journal.records()
                    if rec.meta.get("key") in wanted]
-    summary = model_summary(samples_frame(records), seed=seed)
-    print_frame(summary_table(summary), title=f"prefjudge score — {generations.name}")
+    summary = model_summary(samples_frame(records), resamples=bootstrap, seed=ci_seed)
+    source = shown(generations)
+    print_frame(summary_table(summary), title=f"prefjudge score — {Path(source).name}")
     prefix = summary_prefix or summary_path(output)
     summary.to_csv(Path(f"{prefix}.csv"), index=False)
     Path(f"{prefix}.json").write_text(
-        json.dumps({"generations": str(generations), "tasks": tasks_origin, "seed": seed,
+        json.dumps({"generations": source, "tasks": tasks_origin, "seed": ci_seed,
+                    "bootstrap": bootstrap,
                     "sandbox": isolation, "models": summary.to_dict(orient="records")},
                    indent=2, default=float)
     )

@@ -2,6 +2,15 @@
 
 :func:`judge_pairs` judges pairs in chunks with any method and yields verdicts as each
 chunk finishes, so callers can journal them (``prefjudge judge`` resumes by ``pair_id``).
+
+* :mod:`.criteralign`, :mod:`.baselines` — the methods; :mod:`.common` their shared
+  settings, prompt assembly and cost ledger; :mod:`.prompts` and :mod:`.schemas` the
+  templates (``rubrics/judge/``) and per-pair reply schemas;
+* :mod:`.pairs` — pair files (CodePrefBench, Copilot Arena, BigCodeReward, prefjudge),
+  pairs joined from two generation files, evidence from scored records;
+* :mod:`.guidance` loads HPAG guidance, :mod:`.hpag` builds it from human labels;
+* :mod:`.run` — judging into a journaled verdict file; :mod:`.evaluation` and
+  :mod:`.heldout` — agreement with human labels, the held-out policy, the summary.
 """
 
 from __future__ import annotations

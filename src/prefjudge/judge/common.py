@@ -12,7 +12,7 @@ from prefjudge.backends import Backend, Request, Result, Sampling, chat
 from prefjudge.judge.guidance import Guidance
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
-from prefjudge.records import Criterion, JudgeCost, Pair, Side, Verdict
+from prefjudge.records import Criterion, Pair, Side, Usage, Verdict
 
 OnResult = Callable[[Result], None]
 ORDERS = (("forward", False), ("swapped", True))
@@ -206,13 +206,17 @@ class JudgeMethod:
 
 @dataclass
 class Ledger:
-    """Per-pair cost accounting over backend results."""
+    """Per-pair cost accounting over backend results, in the backends' :class:`Usage` counters.
 
-    costs: dict[str, JudgeCost] = field(default_factory=dict)
+    A result carries no transport retries or invalid replies, so those two counters stay
+    zero (and out of the written ``cost``).
+    """
+
+    costs: dict[str, Usage] = field(default_factory=dict)
 
     def add(self, pair_id: str, result: Result) -> None:
         """Count one result against a pair."""
-        cost = self.costs.setdefault(pair_id, JudgeCost())
+        cost = self.costs.setdefault(pair_id, Usage())
         cost.requests += 1
         cost.model_calls += 0 if result.cached else result.attempts
         cost.cache_hits += 1 if result.cached else 0
@@ -220,9 +224,9 @@ class Ledger:
         cost.completion_tokens += result.completion_tokens
         cost.errors += 0 if result.ok else 1
 
-    def cost(self, pair_id: str) -> JudgeCost:
-        """The pair's cost so far."""
-        return self.costs.get(pair_id, JudgeCost()).model_copy()
+    def cost(self, pair_id: str) -> Usage:
+        """The pair's cost so far (a copy)."""
+        return self.costs.get(pair_id, Usage()).model_copy()
 
 
 @dataclass

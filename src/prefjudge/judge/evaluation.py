@@ -22,10 +22,10 @@ counted as ``n_unlabelled``):
 * criterion inconsistency: the mean of ``inconsistency_rate`` over the labelled verdicts
   where it is known (an errored verdict may still have judged its criteria).
 
-Confidence intervals are seeded percentile bootstraps (95 %) that resample judged pairs
-with replacement; the same resamples serve accuracy and macro-F1, so a rerun with the
-same seed gives the same intervals. All results are plain JSON values: ints, floats,
-strings, lists and dicts, with ``None`` where a value is undefined, never NaN.
+Confidence intervals are seeded percentile bootstraps (95 %, :mod:`prefjudge.stats`) that
+resample judged pairs with replacement; the same resamples serve accuracy and macro-F1, so
+a rerun with the same seed gives the same intervals. All results are plain JSON values:
+ints, floats, strings, lists and dicts, with ``None`` where a value is undefined, never NaN.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from prefjudge.records import Verdict
+from prefjudge.stats import percentile_interval, resample_indices
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
@@ -80,14 +81,10 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return float(numerator) / float(denominator) if denominator else None
 
 
-def _percentile_ci(stats: np.ndarray, level: float = 0.95) -> list[float] | None:
-    """Percentile interval of bootstrap statistics, ignoring NaNs; None when none is finite."""
-    finite = stats[np.isfinite(stats)]
-    if finite.size == 0:
-        return None
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
-    return [float(low), float(high)]
+def _percentile_ci(stats: np.ndarray) -> list[float] | None:
+    """95 % percentile interval of bootstrap statistics, ignoring NaNs; None when none is finite."""
+    low, high = percentile_interval(stats)
+    return None if math.isnan(low) else [low, high]
 
 
 def _class_counts(gold: np.ndarray, pred: np.ndarray, code: int) -> tuple[Any, Any, Any]:
@@ -223,8 +220,7 @@ def evaluate_verdicts(
     macro_f1 = float(_macro_f1_coded(gold_coded, pred_coded, class_codes)) if classes else None
     accuracy_ci = macro_f1_ci = None
     if n_ok and n_boot > 0:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, n_ok, size=(n_boot, n_ok))
+        idx = resample_indices(n_ok, n_boot, seed)
         accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
         if classes:
             macro_f1_ci = _percentile_ci(
@@ -402,8 +398,7 @@ def paired_difference(
     p_value = float(binomtest(x_only, discordant, 0.5).pvalue) if discordant else 1.0
     difference_ci = None
     if n and n_boot > 0:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, n, size=(n_boot, n))
+        idx = resample_indices(n, n_boot, seed)  # paired: x and y move together
         difference_ci = _percentile_ci((x[idx] - y[idx]).mean(axis=1))
     return {
         "n": n,

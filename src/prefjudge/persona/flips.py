@@ -19,11 +19,11 @@ Definitions:
   counts the errored comparisons of the condition, which are never counted as trials.
 * The ``overall`` row pools every dimension of the table: each dimension verdict with an
   outcome is one trial (so a comparison contributes one trial per dimension).
-* Confidence intervals: seeded (``numpy.random.default_rng(seed)``) percentile bootstrap
-  95 % intervals that resample *tasks* with replacement within each condition; all the
-  trials of a task in that condition (several comparisons, or several dimensions in the
-  ``overall`` row) move together, and the resampled win rate is the pooled ratio of the
-  resampled trials.
+* Confidence intervals: seeded (``numpy.random.default_rng(seed)``, :mod:`prefjudge.stats`)
+  percentile bootstrap 95 % intervals that resample *tasks* with replacement within each
+  condition; all the trials of a task in that condition (several comparisons, or several
+  dimensions in the ``overall`` row) move together, and the resampled win rate is the
+  pooled ratio of the resampled trials.
 * Preferred model per condition: ``model_x`` if its win rate is above 0.5, ``model_y`` if
   below, ``"tie"`` if exactly 0.5 (decided exactly on the integer counts, comparing
   ``2·wins_x + ties`` with ``n``), None when the condition has no trials.
@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from prefjudge.records import PersonaComparison
+from prefjudge.stats import percentile_interval, resample_indices
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
@@ -178,22 +179,15 @@ def _arrays(cell: _Cell, task_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarra
     return sums, counts
 
 
-def _quantiles(stats: np.ndarray) -> tuple[float, float]:
-    """The central ``LEVEL`` percentile interval of bootstrap statistics."""
-    alpha = (1.0 - LEVEL) / 2.0
-    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
-    return float(low), float(high)
-
-
 def _rate_ci(cell: _Cell, *, n_boot: int, seed: int) -> tuple[float, float]:
     """Task-level bootstrap interval of the pooled win rate of one cell."""
     task_ids = sorted(cell.tasks)
     if not task_ids or n_boot <= 0:
         return float("nan"), float("nan")
     sums, counts = _arrays(cell, task_ids)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(task_ids), size=(n_boot, len(task_ids)))
-    return _quantiles(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
+    idx = resample_indices(len(task_ids), n_boot, seed)
+    # every task has at least one trial, so each resampled rate is finite
+    return percentile_interval(sums[idx].sum(axis=1) / counts[idx].sum(axis=1), LEVEL)
 
 
 def _paired_diff(
@@ -208,12 +202,11 @@ def _paired_diff(
     diff = float(p_sums.sum() / p_counts.sum() - o_sums.sum() / o_counts.sum())
     if n_boot <= 0:
         return len(shared), diff, float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(shared), size=(n_boot, len(shared)))
+    idx = resample_indices(len(shared), n_boot, seed)  # paired: same tasks in both conditions
     stats = p_sums[idx].sum(axis=1) / p_counts[idx].sum(axis=1) - o_sums[idx].sum(
         axis=1
     ) / o_counts[idx].sum(axis=1)
-    low, high = _quantiles(stats)
+    low, high = percentile_interval(stats, LEVEL)
     return len(shared), diff, low, high
 
 

@@ -2,5 +2,6 @@
 
 * :mod:`.inputs` — battles (verdicts, arena CSV/JSONL) and score tables, with file:line errors;
 * :mod:`.bradley_terry` — Bradley–Terry ratings on the Elo scale with bootstrap intervals;
-* :mod:`.correlate` — the IF/functional composite that best predicts LMArena Elo.
+* :mod:`.correlate` — the IF/functional composite that best predicts LMArena Elo;
+* :mod:`.reports` — what ``rank`` and ``correlate`` write: JSON payloads, the model join.
 """

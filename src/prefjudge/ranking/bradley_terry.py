@@ -45,7 +45,8 @@ How a leaderboard is made:
    maximum-likelihood fit when ``alpha = 0``; it is refitted with
    :data:`FALLBACK_ALPHA` and counted in ``degenerate_resamples``. Rating intervals are
    percentile intervals; rank intervals are the central quantiles of each model's
-   bootstrap rank ("could be ranked from 2 to 5").
+   bootstrap rank, taken outward to observed ranks ("could be ranked from 2 to 5"); both
+   are read off the resamples by :mod:`prefjudge.stats`.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import rankdata
+
+from prefjudge.stats import percentile_bands
 
 TiePolicy = Literal["half", "drop", "davidson"]
 Scale = Literal["elo", "bt"]
@@ -587,6 +590,10 @@ def bootstrap_strengths(
     Returns:
         The resampled fits.
     """
+    # The draw is a multinomial over the aggregated pair x outcome cells, not the shared
+    # unit-index resampling of prefjudge.stats.resample_indices: the counts do not keep
+    # battles one by one, and redrawing cells is the same distribution as resampling
+    # battles at O(cells) cost. Switching would change every interval for the same seed.
     rng = np.random.default_rng(seed)
     thetas = np.empty((n_resamples, counts.n_models))
     degenerate = 0
@@ -728,7 +735,6 @@ def leaderboard(
     point = fit_strengths(counts, ties, alpha)
     ratings = to_scale(point.theta, counts.models, scale, anchor=anchor, base=base)
     ranks = competition_ranks(ratings)
-    tail = (1 - level) / 2
     degenerate = 0
     if n_resamples > 0:
         boot = bootstrap_strengths(
@@ -736,10 +742,10 @@ def leaderboard(
         )
         degenerate = boot.degenerate
         boot_ratings = to_scale(boot.theta, counts.models, scale, anchor=anchor, base=base)
-        lower, upper = np.quantile(boot_ratings, [tail, 1 - tail], axis=0)
-        boot_ranks = competition_ranks(boot_ratings)
-        rank_lower = np.quantile(boot_ranks, tail, axis=0, method="lower")
-        rank_upper = np.quantile(boot_ranks, 1 - tail, axis=0, method="higher")
+        lower, upper = percentile_bands(boot_ratings, level)
+        rank_lower, rank_upper = percentile_bands(
+            competition_ranks(boot_ratings), level, outward=True
+        )
     else:
         lower = upper = np.full(counts.n_models, np.nan)
         rank_lower = rank_upper = ranks

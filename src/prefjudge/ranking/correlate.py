@@ -7,8 +7,9 @@ a grid (step 0.1 by default); the best α per correlation type is reported with 
 curves. Ties in the best correlation go to the largest α, as in the paper's script
 (``np.argmax`` over the Func weight in ascending order).
 
-Beyond the paper: a bootstrap over models (resampling models with replacement) gives a
-percentile interval on the best α and on each point of the curves. The interval
+Beyond the paper: a bootstrap over models (resampling models with replacement, the seeded
+percentile bootstrap of :mod:`prefjudge.stats`) gives a percentile interval on the best α
+(taken outward to grid values) and on each point of the curves. The interval
 reported for the best correlation is the curve's interval at the best α.
 
 Model names are matched explicitly (:func:`match_models`): exact match first, then a
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
+
+from prefjudge.stats import percentile_bands, percentile_interval, resample_indices
 
 CORRELATIONS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 _BATCH_CELLS = 4_000_000  # bounds the Kendall sign matrices of one bootstrap batch
@@ -277,7 +280,6 @@ def correlate(
     if np.ptp(elo) == 0:
         raise CorrelateError("every model has the same Elo rating; nothing to correlate with")
     curve = sweep(func, if_score, elo, alphas)
-    tail = (1 - level) / 2
     lows = {t: np.full(len(alphas), np.nan) for t in CORRELATIONS}
     highs = {t: np.full(len(alphas), np.nan) for t in CORRELATIONS}
     best_boot: dict[str, np.ndarray] = {t: np.empty(0) for t in CORRELATIONS}
@@ -286,10 +288,11 @@ def correlate(
         boot = _bootstrap_curves(func, if_score, elo, alphas, n_resamples, seed)
         for t in CORRELATIONS:
             values = boot[t]
-            valid = ~np.isnan(values).any(axis=1)
+            # a correlation is finite or NaN (constant vector): the rows percentile_bands keeps
+            valid = np.isfinite(values).all(axis=1)
             undefined[t] = int((~valid).sum())
+            lows[t], highs[t] = percentile_bands(values, level)
             if valid.any():
-                lows[t], highs[t] = np.quantile(values[valid], [tail, 1 - tail], axis=0)
                 best_boot[t] = alphas[best_alpha_index(values[valid])]
     for t in CORRELATIONS:
         curve[f"{t}_lower"] = lows[t]
@@ -303,10 +306,7 @@ def correlate(
             continue
         alpha_ci: list[float | None] = [None, None]
         if best_boot[t].size:
-            alpha_ci = [
-                float(np.quantile(best_boot[t], tail, method="lower")),
-                float(np.quantile(best_boot[t], 1 - tail, method="higher")),
-            ]
+            alpha_ci = list(percentile_interval(best_boot[t], level, outward=True))
         best[t] = {
             "alpha": float(alphas[index]),
             "r": float(curve[t].iloc[index]),
@@ -329,9 +329,8 @@ def _bootstrap_curves(
     seed: int,
 ) -> dict[str, np.ndarray]:
     """Correlation curves on resamples of the models, shape ``(resamples, alphas)`` each."""
-    rng = np.random.default_rng(seed)
     m = len(func)
-    picks = rng.integers(0, m, size=(n_resamples, m))
+    picks = resample_indices(m, n_resamples, seed)
     out = {t: np.empty((n_resamples, len(alphas))) for t in CORRELATIONS}
     batch = max(1, _BATCH_CELLS // (len(alphas) * m * m))
     for start in range(0, n_resamples, batch):

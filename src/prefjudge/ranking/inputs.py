@@ -4,6 +4,10 @@ Battles, per-model score tables, Elo tables, alias files and scored records can 
 CSV, JSON (an array of objects, or an object holding one under ``ratings``/``models``)
 or JSONL; ``.gz`` is decompressed transparently. Every problem is reported with its
 file, line (record number for JSON arrays) and field, all at once.
+
+Every battle source (``prefjudge judge`` verdicts, arena CSV/JSONL with their own column
+names and winner labels) is read into :class:`prefjudge.records.Battle` records, the one
+battle contract; :func:`read_battles` returns them as a frame (:func:`battles_frame`).
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ import csv
 import math
 import os
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from prefjudge.io import (
     READ_ERRORS,
@@ -32,9 +37,11 @@ from prefjudge.io import (
     stream_issue,
     utf8_problem,
 )
-from prefjudge.records import model_name_warnings, normalize_model_name
+from prefjudge.records import Battle, model_name_warnings, normalize_model_name
 
 CANONICAL_WINNERS = ("model_a", "model_b", "tie")
+BATTLE_COLUMNS = ["model_a", "model_b", "winner", "weight", "category", "line"]
+"""Columns of a battles frame: the :class:`~prefjudge.records.Battle` fields and ``line``."""
 _MAX_ISSUES = 200
 
 
@@ -128,11 +135,12 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[Row | InputIssue]:
                 return
             previous_end = reader.line_num
             data = {k: v for k, v in record.items() if k is not None}
-            bad = next(((k, p) for k, v in data.items()
-                        if isinstance(v, str) and (p := utf8_problem(v))), None)
-            if bad:
-                yield InputIssue(spath, start, bad[0], bad[1])
-                continue
+            if utf8_problem("\0".join(filter(None, data.values()))):  # one check per row
+                bad = next(((k, p) for k, v in data.items()
+                            if isinstance(v, str) and (p := utf8_problem(v))), None)
+                if bad:
+                    yield InputIssue(spath, start, bad[0], bad[1])
+                    continue
             yield Row(start, "", data)
 
 
@@ -224,9 +232,38 @@ def _winner(raw: Any, mapping: Mapping[str, str]) -> str | None:
 
 
 def _parse_battle(
+    row: Row, cols: BattleColumns, mapping: Mapping[str, str], labels: Mapping[str, str]
+) -> tuple[Battle | None, list[tuple[str, str]]]:
+    """Read one battle row: ``(battle or None, [(field, problem), ...])``.
+
+    The common row (string names, a winner label as written in ``labels``) is validated
+    by :class:`Battle` directly; any row it rejects is checked field by field, which
+    names every problem with the file's column names (and still accepts what only needed
+    tidying: a label with spaces, a number as a label, a blank weight).
+    """
+    data = row.data
+    raw = data.get(cols.winner)
+    fields: dict[str, Any] = {
+        "model_a": data.get(cols.model_a),
+        "model_b": data.get(cols.model_b),
+        "winner": labels.get(raw) if isinstance(raw, str) else None,
+    }
+    raw_weight = data.get(cols.weight)
+    try:
+        if raw_weight is not None and raw_weight != "":
+            fields["weight"] = float(raw_weight)
+        raw_category = data.get(cols.category)
+        if raw_category is not None:
+            fields["category"] = None if _missing(raw_category) else str(raw_category)
+        return Battle.model_validate(fields), []
+    except (TypeError, ValueError, ValidationError):  # ValidationError is a ValueError
+        return _checked_battle(row, cols, mapping)
+
+
+def _checked_battle(
     row: Row, cols: BattleColumns, mapping: Mapping[str, str]
-) -> tuple[tuple[str, str, str, float, str | None] | None, list[tuple[str, str]]]:
-    """Validate one battle row: ``(battle or None, [(field, problem), ...])``."""
+) -> tuple[Battle | None, list[tuple[str, str]]]:
+    """Check a battle row field by field, naming each problem; the battle when none."""
     problems: list[tuple[str, str]] = []
     names = []
     for field in (cols.model_a, cols.model_b):
@@ -266,7 +303,49 @@ def _parse_battle(
         return None, problems
     raw_category = row.data.get(cols.category)
     category = None if _missing(raw_category) else str(raw_category)
-    return (names[0], names[1], winner, weight, category), []
+    battle = Battle(model_a=names[0], model_b=names[1], winner=winner, weight=weight,
+                    category=category)
+    return battle, []
+
+
+class _BattleTable:
+    """Battles gathered as columns (the records themselves are not kept: 1M battles fit)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in BATTLE_COLUMNS}
+
+    def add(self, battle: Battle, line: int) -> None:
+        columns = self.columns
+        columns["model_a"].append(battle.model_a)
+        columns["model_b"].append(battle.model_b)
+        columns["winner"].append(battle.winner)
+        columns["weight"].append(battle.weight)
+        columns["category"].append(battle.category)
+        columns["line"].append(line)
+
+    def __len__(self) -> int:
+        return len(self.columns["line"])
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.columns, columns=BATTLE_COLUMNS)
+
+
+def battles_frame(battles: Iterable[Battle], lines: Iterable[int] | None = None) -> pd.DataFrame:
+    """Make the frame ``prefjudge rank`` fits from battle records.
+
+    Args:
+        battles: Battles, e.g. ``verdict.battle()`` of the verdicts that have one.
+        lines: Where each battle came from (default: 1, 2, ...).
+
+    Returns:
+        One row per battle with columns :data:`BATTLE_COLUMNS`.
+    """
+    table = _BattleTable()
+    numbered = zip(battles, lines, strict=True) if lines is not None else (
+        (battle, index) for index, battle in enumerate(battles, start=1))
+    for battle, line in numbered:
+        table.add(battle, line)
+    return table.frame()
 
 
 def read_battles(
@@ -278,11 +357,14 @@ def read_battles(
 ) -> tuple[pd.DataFrame, list[InputIssue]]:
     """Read and validate battles.
 
-    The winner must be ``model_a``, ``model_b`` or ``tie``, or a label that
-    ``winner_map`` maps to one of those (e.g. ``{"left": "model_a"}``). Model names are
-    normalised to Unicode NFC; names that differ only by case, or that were written in
-    more than one normalisation form, are reported with a :class:`ModelNameWarning`
-    (``warnings.warn``; ``prefjudge rank`` prints it).
+    Each row becomes a :class:`prefjudge.records.Battle` (the winner must be
+    ``model_a``, ``model_b`` or ``tie``, or a label that ``winner_map`` maps to one of
+    those, e.g. ``{"left": "model_a"}``); a row it cannot become is reported field by
+    field. ``prefjudge judge`` verdicts are read the same way (their ``winner`` and
+    ``category`` are the battle's; a failed verdict is reported, never counted). Model
+    names are normalised to Unicode NFC; names that differ only by case, or that were
+    written in more than one normalisation form, are reported with a
+    :class:`ModelNameWarning` (``warnings.warn``; ``prefjudge rank`` prints it).
 
     Args:
         path: CSV/JSON/JSONL file.
@@ -291,9 +373,9 @@ def read_battles(
         skip_invalid: Return invalid rows as issues instead of raising.
 
     Returns:
-        ``(battles, issues)``: a frame with columns ``model_a, model_b, winner, weight,
-        category, line``, and one issue per problem in the rows left out (the first
-        200, then one issue counting the rest).
+        ``(battles, issues)``: the battles as a frame (:func:`battles_frame`: columns
+        ``model_a, model_b, winner, weight, category, line``), and one issue per problem
+        in the rows left out (the first 200, then one issue counting the rest).
 
     Raises:
         InputError: On invalid rows (unless ``skip_invalid``), an empty file, or when
@@ -306,9 +388,10 @@ def read_battles(
     for label in mapping.values():
         if label not in CANONICAL_WINNERS:
             raise ValueError(f"winner map target {label!r} must be one of {CANONICAL_WINNERS}")
+    labels = {**{label: label for label in CANONICAL_WINNERS}, **mapping}
     issues: list[InputIssue] = []
     unlisted = 0
-    battles: list[tuple[str, str, str, float, str | None, int]] = []
+    table = _BattleTable()
     raw_names: set[str] = set()
     seen_rows = 0
     for row in iter_rows(path):
@@ -319,9 +402,9 @@ def read_battles(
             else:
                 unlisted += 1
             continue
-        battle, problems = _parse_battle(row, cols, mapping)
+        battle, problems = _parse_battle(row, cols, mapping, labels)
         if battle is not None:
-            battles.append((*battle, row.line))
+            table.add(battle, row.line)
             raw_names.update((row.data[cols.model_a], row.data[cols.model_b]))
         elif len(issues) < _MAX_ISSUES:
             issues.extend(InputIssue(spath, row.line, row.where + field, message)
@@ -334,12 +417,11 @@ def read_battles(
         issues.append(InputIssue(spath, 0, "", f"{unlisted} more invalid rows not listed"))
     if issues and not skip_invalid:
         raise InputError(issues)
-    if not battles:
+    if not len(table):
         raise InputError([InputIssue(spath, 0, "", "no valid battle in the file"), *issues])
     for message in model_name_warnings(raw_names):
         warnings.warn(ModelNameWarning(f"{spath}: {message}"), stacklevel=2)
-    columns_out = ["model_a", "model_b", "winner", "weight", "category", "line"]
-    return pd.DataFrame(battles, columns=columns_out), issues
+    return table.frame(), issues
 
 
 def parse_winner_map(text: str | None) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """Stage 1, deterministic scoring (Vibe Checker / SWE-IF): ``prefjudge score``.
 
 * :mod:`.taxonomy` — the 30 VeriCode instructions, loaded from ``rubrics/vericode.yaml``;
+* :mod:`.applicability` — the predicates an instruction's ``applies_when`` may name;
 * :mod:`.tasks` — benchmark tasks (BigCodeBench, HumanEval(+), MBPP+, LiveCodeBench);
 * :mod:`.verify` — the instruction verifiers (batched Ruff runs and AST checks);
 * :mod:`.score` — generation + task → scored sample (verifiers and sandboxed tests);

@@ -17,19 +17,21 @@ Definitions (per model, over the scored samples given):
 * retention (multi-turn): of the instructions a model satisfied at the turn that
   introduced them, the share still satisfied at a later turn.
 
-Confidence intervals are percentile bootstraps that resample *tasks* (all samples of a
-task move together), seeded so that a rerun gives the same interval.
+Confidence intervals are the project's seeded percentile bootstrap (:mod:`prefjudge.stats`;
+``bootstrap_ci`` here is that function) resampling *tasks* (all samples of a task move
+together), so that a rerun gives the same interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from prefjudge.records import ScoredSample
+from prefjudge.stats import bootstrap_ci, percentile_interval, resample_indices
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
@@ -178,40 +180,6 @@ def _task_means(frame: pd.DataFrame, column: str) -> pd.Series:
     return known.groupby("task_id", sort=True)[column].mean()
 
 
-def bootstrap_ci(
-    values: Sequence[float] | np.ndarray,
-    *,
-    statistic: Callable[[np.ndarray], float] = np.mean,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` over ``values``.
-
-    Args:
-        values: One value per resampling unit (e.g. per task).
-        statistic: Function of a resampled array.
-        resamples: Number of bootstrap resamples.
-        seed: RNG seed.
-        level: Coverage of the interval.
-
-    Returns:
-        ``(lower, upper)``; ``(nan, nan)`` when there are no values.
-    """
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, data.size, size=(resamples, data.size))
-    if statistic is np.mean:
-        stats = data[idx].mean(axis=1)
-    else:
-        stats = np.array([statistic(data[row]) for row in idx])
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
-    return (float(low), float(high))
-
-
 def mean_with_ci(
     per_task: pd.Series, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, float]:
@@ -337,20 +305,18 @@ def functional_regression(
         if 0 not in by_k.index.get_level_values("k"):
             continue
         base = by_k.loc[0]
-        rng_seed = seed
         for k in sorted(set(by_k.index.get_level_values("k")) - {0}):
             paired = pd.concat([base, by_k.loc[k]], axis=1, join="inner").to_numpy()
             if paired.size == 0:
                 continue
             s0, sk = paired.mean(axis=0)
-            rng = np.random.default_rng(rng_seed)
-            idx = rng.integers(0, len(paired), size=(resamples, len(paired)))
+            idx = resample_indices(len(paired), resamples, seed)  # paired: both columns
             boot = paired[idx].mean(axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 fr_boot = (boot[:, 0] - boot[:, 1]) / boot[:, 0]
-            fr_boot = fr_boot[np.isfinite(fr_boot)]
-            low, high = (np.quantile(fr_boot, [0.025, 0.975]) if fr_boot.size
-                         else (np.nan, np.nan))
+            # FR_k's interval has always used the literal quantiles 0.025/0.975, which differ
+            # from (1 - 0.95) / 2 in the last bit; passing them keeps the numbers unchanged.
+            low, high = percentile_interval(fr_boot, tails=(0.025, 0.975))
             fr = (s0 - sk) / s0 if s0 > 0 else float("nan")
             rows.append({"model": model, "k": int(k), "s0": float(s0), "sk": float(sk),
                          "fr": float(fr), "lower": float(low), "upper": float(high),

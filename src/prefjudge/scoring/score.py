@@ -254,24 +254,17 @@ def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
     Returns:
         One ``(response, instructions so far)`` item per turn, or ``[]``.
     """
-    extra = gen.model_extra or {}
-    turns = extra.get("turns")
-    if extra.get("protocol") != "multi" or not isinstance(turns, list):
+    turns = gen.turns
+    if gen.protocol != "multi" or turns is None or len(turns) != len(gen.instructions) + 1:
         return []
-    if len(turns) != len(gen.instructions) + 1:
-        return []
-    return [
-        (str(turn.get("response") or "") if isinstance(turn, dict) else "",
-         gen.instructions[:index])
-        for index, turn in enumerate(turns)
-    ]
+    return [(turn.response, gen.instructions[:index]) for index, turn in enumerate(turns)]
 
 
 _SCORED_FIELDS = frozenset(ScoredSample.model_fields) - frozenset(Generation.model_fields)
 
 
 def _input_fields(gen: Generation) -> dict:
-    """The generation's fields, unknown ones included, minus any stale scoring output."""
+    """The generation's fields as given, unknown ones included, minus stale scoring output."""
     return {k: v for k, v in gen.model_dump().items() if k not in _SCORED_FIELDS}
 
 

@@ -1,15 +1,16 @@
 """The VeriCode taxonomy: ``rubrics/vericode.yaml`` loaded into validated InstructionSpecs.
 
-The taxonomy is data. This module loads it (cached), checks that it is coherent, looks
-instructions up, validates and resolves the parameters a generation gives, repairs
-invalid ones for the augment stage, and fills the prompt templates.
+The taxonomy is data. This module loads it (cached), checks that it is coherent (including
+each instruction's ``applies_when``, the :mod:`.applicability` predicates that say which
+tasks it fits), looks instructions up, validates and resolves the parameters a generation
+gives, repairs invalid ones for the augment stage, and fills the prompt templates.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,11 +22,19 @@ from pydantic import ValidationError
 from prefjudge.io import InputError, read_text
 from prefjudge.paths import data_dir
 from prefjudge.records import InstructionRef, InstructionSpec, ParamSpec
+from prefjudge.scoring.applicability import ALWAYS, PREDICATES, unknown_predicates
 
 EXPECTED_COUNT = 30
 CATEGORIES = ("style", "logic", "documentation", "error_handling", "library")
 _SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
 _PLACEHOLDER_VALUE = re.compile(r"^\{(\w+)\}$")
+ID_PREFIX = {
+    "style": "style",
+    "logic": "logic",
+    "documentation": "doc",
+    "error_handling": "error",
+    "library": "library",
+}
 
 
 class TaxonomyError(ValueError):
@@ -88,22 +97,35 @@ class ResolvedParams:
 class Taxonomy:
     """A validated set of instructions, looked up by id."""
 
-    def __init__(self, specs: list[InstructionSpec], source: str = "<memory>"):
+    def __init__(
+        self,
+        specs: list[InstructionSpec],
+        source: str = "<memory>",
+        applies_when: Mapping[str, Sequence[str]] | None = None,
+    ):
         """Build a taxonomy, validating it.
 
         Args:
             specs: The instructions, in display order.
             source: Where they came from, for error messages.
+            applies_when: Instruction id to its applicability predicate names (see
+                :mod:`.applicability`); every instruction needs one. None builds a taxonomy
+                without applicability (enough for verifying; :meth:`applies_when` raises).
 
         Raises:
-            TaxonomyError: When the instructions are incoherent.
+            TaxonomyError: When the instructions or their applicability are incoherent.
         """
         self.source = source
         problems = taxonomy_problems(specs)
+        if applies_when is not None:
+            problems += applicability_problems(specs, applies_when)
         if problems:
             shown = "\n".join(f"  {p}" for p in problems)
             raise TaxonomyError(f"invalid taxonomy {source}:\n{shown}")
         self._specs = {spec.id: spec for spec in specs}
+        self._applies_when = (
+            None if applies_when is None else {i: tuple(applies_when[i]) for i in self._specs}
+        )
 
     def __iter__(self) -> Iterator[InstructionSpec]:
         return iter(self._specs.values())
@@ -129,6 +151,21 @@ class Taxonomy:
             return self._specs[instruction_id]
         except KeyError:
             raise UnknownInstructionError(f"unknown instruction id {instruction_id!r}") from None
+
+    def applies_when(self, instruction_id: str) -> tuple[str, ...]:
+        """The applicability predicate names of an instruction (any of them must hold).
+
+        Raises:
+            UnknownInstructionError: When no instruction has this id.
+            TaxonomyError: When the taxonomy was built without applicability.
+        """
+        self.get(instruction_id)
+        if self._applies_when is None:
+            raise TaxonomyError(
+                f"taxonomy {self.source} states no applicability (applies_when) "
+                f"for {instruction_id}"
+            )
+        return self._applies_when[instruction_id]
 
     def by_category(self, category: str | None = None) -> dict[str, list[InstructionSpec]]:
         """Instructions grouped by category, in taxonomy order.
@@ -266,9 +303,10 @@ def template_fields(template: str) -> set[str]:
 def taxonomy_problems(specs: list[InstructionSpec]) -> list[str]:
     """Everything incoherent about a list of instructions (empty when all is well).
 
-    Checks: exactly 30 instructions, unique ids, conflicts symmetric and known, template
-    placeholders equal to the parameter names, parameter defaults and recommended values
-    allowed, Ruff selectors well formed, settings placeholders naming parameters.
+    Checks: exactly 30 instructions, unique ids of the form ``<category prefix>_<n>``
+    (:data:`ID_PREFIX`), conflicts symmetric and known, template placeholders equal to the
+    parameter names, parameter defaults and recommended values allowed, Ruff selectors well
+    formed, settings placeholders naming parameters.
     """
     problems = []
     if len(specs) != EXPECTED_COUNT:
@@ -281,8 +319,55 @@ def taxonomy_problems(specs: list[InstructionSpec]) -> list[str]:
     return problems
 
 
+def applicability_problems(
+    specs: list[InstructionSpec], applies_when: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """Everything wrong with the instructions' applicability (empty when all is well).
+
+    Checks both directions: every instruction states at least one predicate, every name is a
+    known predicate (:data:`~prefjudge.scoring.applicability.PREDICATES`), ``always`` stands
+    alone, and every id given applicability is an instruction of the taxonomy.
+
+    Args:
+        specs: The instructions.
+        applies_when: Instruction id to its predicate names.
+
+    Returns:
+        One line per problem, each starting with the instruction id.
+    """
+    problems = []
+    ids = {spec.id for spec in specs}
+    known = ", ".join(PREDICATES)
+    for spec in specs:
+        names = applies_when.get(spec.id)
+        if names is None:
+            problems.append(f"{spec.id}: no applies_when (name a predicate, or {ALWAYS!r})")
+            continue
+        if not names:
+            problems.append(f"{spec.id}: applies_when names no predicate (use {ALWAYS!r})")
+        problems += [
+            f"{spec.id}: applies_when names unknown predicate {name!r} (known: {known})"
+            for name in unknown_predicates(names)
+        ]
+        if ALWAYS in names and len(names) > 1:
+            problems.append(f"{spec.id}: applies_when combines {ALWAYS!r} with other predicates")
+        if len(set(names)) != len(names):
+            problems.append(f"{spec.id}: applies_when repeats a predicate")
+    problems += [
+        f"applies_when given for unknown instruction id {other!r}"
+        for other in applies_when
+        if other not in ids
+    ]
+    return problems
+
+
 def _spec_problems(spec: InstructionSpec, by_id: dict[str, InstructionSpec]) -> list[str]:
     problems = []
+    prefix = ID_PREFIX.get(spec.category)
+    if prefix is None:
+        problems.append(f"unknown category {spec.category!r}")
+    elif not re.fullmatch(rf"{prefix}_[1-9][0-9]*", spec.id):
+        problems.append(f"id must be {prefix}_<number> for category {spec.category}")
     names = [p.name for p in spec.params]
     if len(set(names)) != len(names):
         problems.append("duplicate parameter names")
@@ -365,7 +450,8 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     Results are cached per path.
 
     Args:
-        path: YAML file with a top-level ``instructions`` list.
+        path: YAML file with a top-level ``instructions`` list; each entry names its
+            applicability predicates in ``applies_when`` (a name or a list of names).
 
     Returns:
         The validated taxonomy.
@@ -393,13 +479,27 @@ def _load_cached(path: str) -> Taxonomy:
     if not isinstance(entries, list):
         raise TaxonomyError(f"{path}: expected a top-level 'instructions' list")
     specs = []
+    applies_when: dict[str, list[str]] = {}
     for index, entry in enumerate(entries):
+        label = entry.get("id", f"#{index}") if isinstance(entry, dict) else f"#{index}"
+        fields = dict(entry) if isinstance(entry, dict) else entry
+        names = fields.pop("applies_when", None) if isinstance(fields, dict) else None
         try:
-            specs.append(InstructionSpec.model_validate(entry))
+            spec = InstructionSpec.model_validate(fields)
         except ValidationError as exc:
-            label = entry.get("id", f"#{index}") if isinstance(entry, dict) else f"#{index}"
             raise TaxonomyError(f"{path}: instruction {label}: {exc}") from exc
-    return Taxonomy(specs, source=path)
+        specs.append(spec)
+        if names is None:
+            continue
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise TaxonomyError(
+                f"{path}: instruction {label}: applies_when must be a predicate name or a "
+                f"list of names, got {names!r}"
+            )
+        applies_when[spec.id] = names
+    return Taxonomy(specs, source=path, applies_when=applies_when)
 
 
 def get(instruction_id: str) -> InstructionSpec:

@@ -15,7 +15,8 @@ in one ``generate`` call (vLLM batches them); identical requests in a round are 
 
 A failed model call never drops a generation: its turn records the ``error``, and the
 generation is written with ``response == ""`` and an ``error`` field (the later turns of a
-failed conversation are not attempted)::
+failed conversation are not attempted). The record is
+:class:`~prefjudge.records.ProtocolGeneration` (re-exported here)::
 
     runner = ProtocolRunner(backend, tasks, protocols=["single", "multi"], ks=range(6),
                             sampling=Sampling(max_tokens=1024))
@@ -28,34 +29,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from prefjudge.backends.base import Backend, Message, Request, Result, Sampling
-from prefjudge.records import AugmentedTask, Generation, InstructionRef, Turn
+from prefjudge.records import (
+    AugmentedTask,
+    InstructionRef,
+    ProtocolGeneration,
+    ProtocolName,
+    Turn,
+)
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 
-ProtocolName = Literal["single", "multi"]
+__all__ = [
+    "PROTOCOLS",
+    "SINGLE_TURN_HEADER",
+    "ProtocolGeneration",
+    "ProtocolName",
+    "ProtocolRunner",
+    "generation_id",
+    "instruction_problems",
+    "multi_turn_prompts",
+    "parse_k",
+    "single_turn_prompt",
+]
+
 PROTOCOLS: tuple[ProtocolName, ...] = ("single", "multi")
 SINGLE_TURN_HEADER = "Also, generate the code to meet the following requirements:"
-
-
-class ProtocolGeneration(Generation):
-    """A generation made under an interaction protocol (the ``prefjudge generate`` record).
-
-    Attributes:
-        protocol: ``single`` or ``multi``.
-        k: Number of instructions asked for (the first k of the task's instructions).
-        sample: Sample index (distinct samples of the same prompt).
-        turns: Every user turn and the model's reply, in order (1 for single-turn,
-            k + 1 for multi-turn, fewer when a turn failed).
-        error: Why the generation has no response (a model call failed), else None.
-    """
-
-    protocol: ProtocolName
-    k: int
-    sample: int = 0
-    turns: list[Turn]
-    error: str | None = None
 
 
 def generation_id(task_id: str, protocol: str, k: int, sample: int = 0) -> str:

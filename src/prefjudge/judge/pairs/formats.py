@@ -1,4 +1,4 @@
-"""Load pairwise code-preference data into :class:`~prefjudge.records.Pair` records.
+"""Dataset loaders: read pairwise code-preference files into :class:`~prefjudge.records.Pair`.
 
 Supported inputs (``load_pairs`` detects the format from the file's content):
 
@@ -36,7 +36,8 @@ from prefjudge.io import (
     utf8_problem,
     validation_issues,
 )
-from prefjudge.records import Generation, Pair, ScoredSample, Side
+from prefjudge.judge.pairs.evidence import EVIDENCE_CHARS, shorten
+from prefjudge.records import Pair, Side
 
 PairFormat = Literal["codeprefbench", "copilot_arena", "bigcodereward", "prefjudge"]
 PAIR_FORMATS: tuple[PairFormat, ...] = (
@@ -71,12 +72,6 @@ BIGCODEREWARD_VOTES: dict[str, Side] = {
     "model_b": "B",
 }
 """``human_vote`` values (lower-cased) and the side each one means."""
-
-EVIDENCE_CHARS = 300
-"""How much of an execution output or error goes into one evidence line."""
-
-DETAIL_CHARS = 200
-"""How much of a test detail or check reason goes into one evidence line."""
 
 _ANNOTATIONS = {"codea": "A", "codeb": "B", "tie": "tie"}
 _OTHER: dict[str, Side] = {"A": "B", "B": "A"}
@@ -677,13 +672,8 @@ def _execution_evidence(data: dict[str, Any], side: str) -> list[str]:
     for kind in ("output", "error"):
         text = data.get(f"execution_{kind}_{side}")
         if isinstance(text, str) and text.strip():
-            lines.append(f"execution {kind}: {_shorten(text, EVIDENCE_CHARS)}")
+            lines.append(f"execution {kind}: {shorten(text, EVIDENCE_CHARS)}")
     return lines
-
-
-def _shorten(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 # ---------------------------------------------------------------------------------------
@@ -721,219 +711,3 @@ def load_prefjudge_pairs(
         first_line[pair.pair_id] = number
         pairs.append(pair)
     return _finish(pairs, issues, skip_invalid)
-
-
-# ---------------------------------------------------------------------------------------
-# Pairs from generations, and evidence from scores
-# ---------------------------------------------------------------------------------------
-
-
-def _listing(ids: list[str], limit: int = 20) -> str:
-    shown = ", ".join(ids[:limit])
-    return shown + (f", ... and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def _first_per_task(
-    path: str | os.PathLike[str], notes: list[str]
-) -> dict[str, tuple[int, Generation]]:
-    records, _ = read_records(path, Generation)
-    first: dict[str, tuple[int, Generation]] = {}
-    repeated: Counter[str] = Counter()
-    for number, gen in records:
-        if gen.task_id in first:
-            repeated[gen.task_id] += 1
-        else:
-            first[gen.task_id] = (number, gen)
-    if repeated:
-        notes.append(
-            f"{path}: {len(repeated)} task id(s) have several generations; the first of each "
-            f"was used: {_listing(sorted(repeated))}"
-        )
-    return first
-
-
-def pairs_from_generations(
-    path_a: str | os.PathLike[str],
-    path_b: str | os.PathLike[str],
-    *,
-    tasks: Mapping[str, str] | None = None,
-) -> tuple[list[Pair], list[str]]:
-    """Pair two models' generations of the same tasks.
-
-    Generations are joined on ``task_id`` (the first generation of a task in each file is
-    used). The instruction is ``tasks[task_id]`` when given, else the generation's
-    ``prompt`` field (of ``path_a``'s generation, then ``path_b``'s).
-    ``pair_id`` is ``f"{task_id}:{model_a}:{model_b}"``; pairs follow ``path_a``'s order.
-
-    Args:
-        path_a: Generation JSONL of the first model.
-        path_b: Generation JSONL of the second model.
-        tasks: Prompt text by task id.
-
-    Returns:
-        ``(pairs, notes)``: the pairs, and human-readable notes on task ids found in only
-        one file and on repeated generations.
-
-    Raises:
-        InputError: On an invalid generation line, or when a task's instruction is known
-            neither from ``tasks`` nor from a ``prompt`` field (names file, line, task id).
-    """
-    notes: list[str] = []
-    gens_a = _first_per_task(path_a, notes)
-    gens_b = _first_per_task(path_b, notes)
-    only_a = [t for t in gens_a if t not in gens_b]
-    only_b = [t for t in gens_b if t not in gens_a]
-    if only_a:
-        notes.append(f"{len(only_a)} task id(s) only in {path_a}: {_listing(only_a)}")
-    if only_b:
-        notes.append(f"{len(only_b)} task id(s) only in {path_b}: {_listing(only_b)}")
-    pairs: list[Pair] = []
-    issues: list[InputIssue] = []
-    for task_id, (line_a, gen_a) in gens_a.items():
-        if task_id not in gens_b:
-            continue
-        gen_b = gens_b[task_id][1]
-        instruction = tasks.get(task_id) if tasks is not None else None
-        if instruction is None:
-            for gen in (gen_a, gen_b):
-                prompt = (gen.model_extra or {}).get("prompt")
-                if isinstance(prompt, str):
-                    instruction = prompt
-                    break
-        if instruction is None:
-            message = (
-                f"no instruction for task {task_id!r}: pass tasks or give the generation "
-                "a 'prompt' field"
-            )
-            issues.append(InputIssue(str(path_a), line_a, "prompt", message))
-            continue
-        pairs.append(
-            Pair(
-                pair_id=f"{task_id}:{gen_a.model}:{gen_b.model}",
-                task_id=task_id,
-                instruction=instruction,
-                response_a=gen_a.response,
-                response_b=gen_b.response,
-                model_a=gen_a.model,
-                model_b=gen_b.model,
-                source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
-            )
-        )
-    if issues:
-        raise InputError(issues)
-    return pairs, notes
-
-
-def _format_params(params: Mapping[str, Any]) -> str:
-    parts = [f"{str(key).replace('_', ' ')} {value}" for key, value in params.items()]
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def evidence_from_scored(record: dict[str, Any] | ScoredSample) -> list[str]:
-    """Turn a ``prefjudge score`` output record into short factual lines for the judge.
-
-    One line per instruction check, e.g. ``instruction style_3 (line length 79): fail —
-    line 4 is 95 characters`` (the reason, at most :data:`DETAIL_CHARS` characters, only
-    when the check gave one), then the unit-test line when tests ran: ``unit tests:
-    pass``, ``unit tests: fail — <detail>``, ``unit tests: timeout`` or ``unit tests:
-    error — <detail>``.
-
-    Args:
-        record: A scored sample, or its JSON form.
-
-    Returns:
-        The evidence lines.
-
-    Raises:
-        InputError: When ``record`` is not a valid scored sample.
-    """
-    if not isinstance(record, ScoredSample):
-        try:
-            record = ScoredSample.model_validate(record)
-        except ValidationError as exc:
-            raise InputError(validation_issues("<scored record>", 0, exc)) from exc
-    lines = []
-    for check in record.instruction_results:
-        line = f"instruction {check.id}{_format_params(check.params)}: {check.status}"
-        if check.reason.strip():
-            line += f" — {_shorten(check.reason, DETAIL_CHARS)}"
-        lines.append(line)
-    func = record.func
-    if func is not None:
-        line = f"unit tests: {func.status}"
-        if func.status in ("fail", "error") and func.detail.strip():
-            line += f" — {_shorten(func.detail, DETAIL_CHARS)}"
-        lines.append(line)
-    return lines
-
-
-def _scored_index(
-    path: str | os.PathLike[str],
-) -> tuple[dict[tuple[str, str], ScoredSample], dict[str, list[ScoredSample]]]:
-    records, _ = read_records(path, ScoredSample)
-    by_key: dict[tuple[str, str], ScoredSample] = {}
-    by_task: dict[str, list[ScoredSample]] = {}
-    for _, rec in records:
-        by_key.setdefault((rec.task_id, rec.model), rec)
-        by_task.setdefault(rec.task_id, []).append(rec)
-    return by_key, by_task
-
-
-def _find_scored(
-    index: tuple[dict[tuple[str, str], ScoredSample], dict[str, list[ScoredSample]]],
-    task_id: str,
-    model: str,
-) -> ScoredSample | None:
-    by_key, by_task = index
-    if (task_id, model) in by_key:
-        return by_key[(task_id, model)]
-    candidates = by_task.get(task_id, [])
-    if candidates and len({rec.model for rec in candidates}) == 1:
-        return candidates[0]
-    return None
-
-
-def attach_evidence(
-    pairs: Iterable[Pair],
-    scored_a_path: str | os.PathLike[str],
-    scored_b_path: str | os.PathLike[str],
-) -> tuple[list[Pair], list[str]]:
-    """Fill ``evidence_a``/``evidence_b`` from ``prefjudge score`` outputs.
-
-    Each side is looked up in its own file by ``(task_id, model)``; when no record has the
-    pair's model, a record with the pair's ``task_id`` is used if all records of that task
-    in the file come from one model (files of a single model, or pairs whose model names
-    are the placeholders ``A``/``B``). A side with no match keeps its evidence and is noted.
-
-    Args:
-        pairs: The pairs (not modified).
-        scored_a_path: Scored samples of the ``response_a`` side.
-        scored_b_path: Scored samples of the ``response_b`` side.
-
-    Returns:
-        ``(pairs, notes)``: new pairs with evidence filled, and one note per side that
-        found no scored record.
-
-    Raises:
-        InputError: On an invalid line in either scored file.
-    """
-    index_a = _scored_index(scored_a_path)
-    index_b = _scored_index(scored_b_path)
-    out: list[Pair] = []
-    notes: list[str] = []
-    for pair in pairs:
-        update: dict[str, list[str]] = {}
-        for side, index, model, path in (
-            ("a", index_a, pair.model_a, scored_a_path),
-            ("b", index_b, pair.model_b, scored_b_path),
-        ):
-            found = _find_scored(index, pair.task_id, model)
-            if found is None:
-                notes.append(
-                    f"pair {pair.pair_id}: no scored record for task {pair.task_id!r} "
-                    f"and model {model!r} in {path}"
-                )
-            else:
-                update[f"evidence_{side}"] = evidence_from_scored(found)
-        out.append(pair.model_copy(update=update, deep=True))
-    return out, notes

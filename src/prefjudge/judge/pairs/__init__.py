@@ -1,0 +1,49 @@
+"""Pairs for the judge: loading preference datasets, joining generations, attaching evidence.
+
+Three jobs, one module each: :mod:`~prefjudge.judge.pairs.formats` (dataset loaders and
+format detection), :mod:`~prefjudge.judge.pairs.join` (two generation files into pairs) and
+:mod:`~prefjudge.judge.pairs.evidence` (score outputs into evidence lines on pairs). Every
+public name is re-exported here, so ``from prefjudge.judge.pairs import load_pairs`` works.
+"""
+
+from __future__ import annotations
+
+from prefjudge.judge.pairs.evidence import (
+    DETAIL_CHARS,
+    EVIDENCE_CHARS,
+    attach_evidence,
+    evidence_from_scored,
+)
+from prefjudge.judge.pairs.formats import (
+    BIGCODEREWARD_VOTES,
+    COPILOT_ARENA_COLUMNS,
+    FIM_TEMPLATE,
+    PAIR_FORMATS,
+    PairFormat,
+    detect_format,
+    load_bigcodereward,
+    load_codeprefbench,
+    load_copilot_arena,
+    load_pairs,
+    load_prefjudge_pairs,
+)
+from prefjudge.judge.pairs.join import pairs_from_generations
+
+__all__ = [
+    "BIGCODEREWARD_VOTES",
+    "COPILOT_ARENA_COLUMNS",
+    "DETAIL_CHARS",
+    "EVIDENCE_CHARS",
+    "FIM_TEMPLATE",
+    "PAIR_FORMATS",
+    "PairFormat",
+    "attach_evidence",
+    "detect_format",
+    "evidence_from_scored",
+    "load_bigcodereward",
+    "load_codeprefbench",
+    "load_copilot_arena",
+    "load_pairs",
+    "load_prefjudge_pairs",
+    "pairs_from_generations",
+]

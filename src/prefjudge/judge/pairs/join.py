@@ -1,0 +1,208 @@
+"""Join two models' generation files into pairs of responses to the same prompt.
+
+:func:`pairs_from_generations` matches the generations of two files: on ``task_id``, and
+on ``protocol``, ``k`` and ``sample`` too when the records carry them (``prefjudge
+generate`` output), so each pair compares the two models on the same prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from prefjudge.io import InputError, InputIssue, read_records
+from prefjudge.records import Generation, Pair
+
+JOIN_FIELDS: tuple[str, ...] = ("protocol", "k", "sample")
+"""Fields of a ``prefjudge generate`` record that, with ``task_id``, name one generation."""
+
+_Key = tuple[Any, ...]
+
+
+def _listing(ids: list[str], limit: int = 20) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def join_values(record: BaseModel) -> dict[str, Any]:
+    """The :data:`JOIN_FIELDS` a record was given, with their values.
+
+    A field counts when the record was given it: as an extra field (a :class:`Pair`, or a
+    record model without the field), or as a declared field set from the input or the
+    constructor (a default value does not count: a record without ``sample`` has none).
+
+    Args:
+        record: A generation, scored sample or pair.
+
+    Returns:
+        Field → value, for each join field given with a string or a number (None or any
+        other value is left out), in :data:`JOIN_FIELDS` order.
+    """
+    extra = record.model_extra or {}
+    values = {}
+    for name in JOIN_FIELDS:
+        if name in extra:
+            value = extra[name]
+        elif name in record.model_fields_set:
+            value = getattr(record, name)
+        else:
+            continue
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            values[name] = value
+    return values
+
+
+def _field(gen: Generation, name: str) -> Any:
+    return join_values(gen).get(name)
+
+
+def _join_fields(
+    records: list[list[tuple[int, Generation]]], notes: list[str]
+) -> tuple[str, ...]:
+    """The :data:`JOIN_FIELDS` that every generation of every file carries.
+
+    A field some generations carry and others lack cannot name a generation; it is left out
+    of the join and a note says so.
+    """
+    gens = [gen for file in records for _, gen in file]
+    used = tuple(f for f in JOIN_FIELDS if gens and all(_field(g, f) is not None for g in gens))
+    partial = [f for f in JOIN_FIELDS if f not in used and any(_field(g, f) is not None
+                                                                for g in gens)]
+    if partial:
+        notes.append(
+            f"{', '.join(partial)} not on every generation of both files: the join ignores "
+            f"{'it' if len(partial) == 1 else 'them'} (joined on task_id"
+            + "".join(f", {f}" for f in used)
+            + ")"
+        )
+    return used
+
+
+def _key(gen: Generation, fields: tuple[str, ...]) -> _Key:
+    return (gen.task_id, *(_field(gen, f) for f in fields))
+
+
+def _label(key: _Key, fields: tuple[str, ...]) -> str:
+    """``task_id`` then ``::protocol``, ``::k<k>``, ``::s<sample>`` for the fields used.
+
+    With all three fields this is the ``prefjudge generate`` record id
+    (``{task_id}::{protocol}::k{k}::s{sample}``).
+    """
+    prefix = {"protocol": "", "k": "k", "sample": "s"}
+    return str(key[0]) + "".join(
+        f"::{prefix[f]}{value}" for f, value in zip(fields, key[1:], strict=True)
+    )
+
+
+def _first_per_key(
+    path: str | os.PathLike[str],
+    records: list[tuple[int, Generation]],
+    fields: tuple[str, ...],
+    notes: list[str],
+) -> dict[_Key, tuple[int, Generation]]:
+    first: dict[_Key, tuple[int, Generation]] = {}
+    repeated: Counter[str] = Counter()
+    for number, gen in records:
+        key = _key(gen, fields)
+        if key in first:
+            repeated[_label(key, fields)] += 1
+        else:
+            first[key] = (number, gen)
+    if repeated:
+        notes.append(
+            f"{path}: {len(repeated)} {_unit(fields)}(s) have several generations; the first "
+            f"of each was used: {_listing(sorted(repeated))}"
+        )
+    return first
+
+
+def _unit(fields: tuple[str, ...]) -> str:
+    return "task id" if not fields else "/".join(("task_id", *fields)) + " key"
+
+
+def pairs_from_generations(
+    path_a: str | os.PathLike[str],
+    path_b: str | os.PathLike[str],
+    *,
+    tasks: Mapping[str, str] | None = None,
+) -> tuple[list[Pair], list[str]]:
+    """Pair two models' generations of the same prompts.
+
+    Generations are joined on ``task_id`` and on each of ``protocol``, ``k`` and ``sample``
+    that every generation of both files carries (``prefjudge generate`` output carries all
+    three, so single-turn k=3 sample 0 of one model meets single-turn k=3 sample 0 of the
+    other); the first generation of a key in each file is used. The instruction is
+    ``tasks[task_id]`` when given, else the generation's ``prompt`` field (of ``path_a``'s
+    generation, then ``path_b``'s). ``pair_id`` is ``f"{task_id}:{model_a}:{model_b}"``
+    when joined on ``task_id`` alone, else ``f"{task_id}::{protocol}::k{k}::s{sample}:"
+    f"{model_a}:{model_b}"`` (with the parts of the fields used), and the pair carries the
+    fields used as extra fields (``protocol``, ``k``, ``sample``) for
+    :func:`~prefjudge.judge.pairs.evidence.attach_evidence`. Pairs follow ``path_a``'s order.
+
+    Args:
+        path_a: Generation JSONL of the first model.
+        path_b: Generation JSONL of the second model.
+        tasks: Prompt text by task id.
+
+    Returns:
+        ``(pairs, notes)``: the pairs, and human-readable notes on keys found in only one
+        file, on repeated generations and on join fields only some generations carry.
+
+    Raises:
+        InputError: On an invalid generation line, or when a task's instruction is known
+            neither from ``tasks`` nor from a ``prompt`` field (names file, line, task id).
+    """
+    notes: list[str] = []
+    records_a, _ = read_records(path_a, Generation)
+    records_b, _ = read_records(path_b, Generation)
+    fields = _join_fields([records_a, records_b], notes)
+    gens_a = _first_per_key(path_a, records_a, fields, notes)
+    gens_b = _first_per_key(path_b, records_b, fields, notes)
+    only_a = [_label(k, fields) for k in gens_a if k not in gens_b]
+    only_b = [_label(k, fields) for k in gens_b if k not in gens_a]
+    if only_a:
+        notes.append(f"{len(only_a)} {_unit(fields)}(s) only in {path_a}: {_listing(only_a)}")
+    if only_b:
+        notes.append(f"{len(only_b)} {_unit(fields)}(s) only in {path_b}: {_listing(only_b)}")
+    pairs: list[Pair] = []
+    issues: list[InputIssue] = []
+    for key, (line_a, gen_a) in gens_a.items():
+        if key not in gens_b:
+            continue
+        gen_b = gens_b[key][1]
+        task_id = gen_a.task_id
+        instruction = tasks.get(task_id) if tasks is not None else None
+        if instruction is None:
+            for gen in (gen_a, gen_b):
+                prompt = (gen.model_extra or {}).get("prompt")
+                if isinstance(prompt, str):
+                    instruction = prompt
+                    break
+        if instruction is None:
+            message = (
+                f"no instruction for task {task_id!r}: pass tasks or give the generation "
+                "a 'prompt' field"
+            )
+            issues.append(InputIssue(str(path_a), line_a, "prompt", message))
+            continue
+        pairs.append(
+            Pair(
+                pair_id=f"{_label(key, fields)}:{gen_a.model}:{gen_b.model}",
+                task_id=task_id,
+                instruction=instruction,
+                response_a=gen_a.response,
+                response_b=gen_b.response,
+                model_a=gen_a.model,
+                model_b=gen_b.model,
+                source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
+                **dict(zip(fields, key[1:], strict=True)),
+            )
+        )
+    if issues:
+        raise InputError(issues)
+    return pairs, notes
