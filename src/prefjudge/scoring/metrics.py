@@ -72,7 +72,7 @@ SUMMARY_COLUMNS = [
 
 
 def _protocol(rec: ScoredSample) -> str:
-    """The generation protocol of a record (extra field ``protocol``; default single)."""
+    """The generation protocol of a record (field ``protocol``; default single)."""
     return str(getattr(rec, "protocol", None) or "single")
 
 
@@ -83,7 +83,7 @@ def sample_k(rec: ScoredSample) -> int:
         rec: A scored sample.
 
     Returns:
-        Its extra field ``k`` (written by ``prefjudge generate``) when present, else the
+        Its field ``k`` (written by ``prefjudge generate``) when present, else the
         number of its instructions.
 
     Raises:
@@ -109,7 +109,7 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
         Columns: model, task_id, k (number of instructions), if_instruction (float or NaN),
         if_task (1.0/0.0/NaN), func_status (str or None), func_pass (1.0/0.0, NaN when
         there is no functional verdict or it errored), check_errors (int), protocol
-        (extra field ``protocol`` of the record, ``"single"`` when absent).
+        (field ``protocol`` of the record, ``"single"`` when absent).
     """
     rows = []
     for record in records:

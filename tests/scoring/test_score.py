@@ -77,6 +77,7 @@ def test_rerun_resumes_without_redoing_finished_records(sample_run, tmp_path, pr
     assert records[0]["instruction_results"][0]["reason"] == "sentinel: must survive the resume"
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_completion(tmp_path, project_root):
     out = tmp_path / "scores.jsonl"
     cmd = [sys.executable, "-m", "prefjudge.cli", "score", str(project_root / SAMPLE), "-o",

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pj_cli import flat
 
 from prefjudge.cli import main
 from prefjudge.journal import lock_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
 
 
@@ -33,9 +34,6 @@ def keyed(path: Path) -> dict[str, dict]:
     return by_key
 
 
-def flat(text: str) -> str:
-    """Messages with rich's line wrapping undone."""
-    return " ".join(text.split())
 
 
 def score(*args: str) -> object:

@@ -8,13 +8,11 @@ that the verdicts are good. Data: CodePrefBench's 145 developer-labelled pairs.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pj_cli import run_cli
 
 from prefjudge.io import read_existing
 from prefjudge.judge.guidance import load_guidance
@@ -30,13 +28,6 @@ SMALL = ["--min-criteria", "3", "--max-criteria", "5"]
 METHODS = ("monolithic", "pointwise", "criteralign")
 
 
-def run_cli(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run a prefjudge command in its own process (vLLM's engine must not share ours)."""
-    done = subprocess.run([sys.executable, "-m", "prefjudge.cli", *args], capture_output=True,
-                          text=True, timeout=1500, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    if ok:
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
 
 
 def verdicts(path: Path) -> list[Verdict]:

@@ -8,12 +8,10 @@ every model, so the point is that every stage runs for real and the bookkeeping 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from pj_cli import run_cli, run_cli_text
 
 from prefjudge.io import read_existing
 from prefjudge.persona.rewrite import names_entry_point, split_prompt
@@ -26,12 +24,6 @@ MBPP = "benchmarks/evalplus/MbppPlus-v0.2.0.jsonl.gz"
 HUMANEVAL = "benchmarks/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
 
 
-def run_cli(*args: str) -> str:
-    """Run a prefjudge command in its own process (vLLM's engine must not share ours)."""
-    done = subprocess.run([sys.executable, "-m", "prefjudge.cli", *args], capture_output=True,
-                          text=True, timeout=1500, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout + done.stderr
 
 
 def test_persona_study_on_mbpp_and_humaneval(
@@ -81,7 +73,7 @@ def test_persona_study_on_mbpp_and_humaneval(
             assert len(records) == len(accepted) and {r["model"] for r in records} == {name}
             gens[condition, name] = out
     comparisons = tmp_path / "cmp.jsonl"
-    output = run_cli("persona", "compare", str(gens["persona", "smol-greedy"]),
+    output = run_cli_text("persona", "compare", str(gens["persona", "smol-greedy"]),
                      str(gens["persona", "smol-t1"]), "--persona", "beginner",
                      "--tasks", str(rewritten), "--original",
                      str(gens["original", "smol-greedy"]), str(gens["original", "smol-t1"]),

@@ -23,7 +23,7 @@ from prefjudge.cli import main
 from prefjudge.cli.options import backend_options, renamed_option
 from prefjudge.journal import binding_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
 CLI = [sys.executable, "-m", "prefjudge"]
 

@@ -10,11 +10,11 @@ import contextlib
 import gzip
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from pj_scripted_backend import ScriptedBackend
 
 from prefjudge.cli import main
 from prefjudge.io import InputIssue, iter_objects, read_records, read_text
@@ -22,9 +22,6 @@ from prefjudge.judge.prompts import TemplateError, check_templates, load_templat
 from prefjudge.records import Generation
 from prefjudge.scoring import metrics
 from prefjudge.scoring.taxonomy import TaxonomyError, load_taxonomy
-
-sys.path.insert(0, str(Path(__file__).parent / "judge"))
-from pj_scripted_backend import ScriptedBackend
 
 GEN = {"task_id": "t1", "model": "m", "response": "```python\nx = 1\n```"}
 BATTLE = {"model_a": "x", "model_b": "y", "winner": "model_a"}

@@ -421,7 +421,9 @@ def test_a_taxonomy_without_applicability_cannot_select():
 # The rule selector's choices for the first 200 BigCodeBench tasks, seeds 0 and 7, saved
 # before augment.py became a package and applicability became data: one line per task and
 # seed with the k = 5 selection (k < 5 keeps its first k) and a digest of the scan order.
-SAVED_SELECTIONS = Path(__file__).parent / "data" / "augment_rule_bigcodebench200.jsonl"
+SAVED_SELECTIONS = (
+    Path(__file__).resolve().parents[1] / "data" / "augment_rule_bigcodebench200.jsonl"
+)
 
 
 @pytest.mark.slow

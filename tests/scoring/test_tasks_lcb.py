@@ -24,7 +24,7 @@ from prefjudge.scoring.tasks import (
     missing_libraries,
 )
 
-DATA = Path(__file__).parent / "data" / "lcb_sample.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "data" / "lcb_sample.jsonl"
 
 
 def _compressed(cases: list[dict]) -> str:

@@ -10,14 +10,12 @@ wrong; the point is that every stage runs for real and hands the next a valid fi
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pj_cli import run_cli, run_cli_text
 
 from prefjudge.io import read_existing
 from prefjudge.scoring.tasks import load_tasks, missing_libraries
@@ -32,12 +30,6 @@ N_TASKS = 20
 KS = range(6)
 
 
-def run_cli(*args: str) -> str:
-    """Run a prefjudge command in its own process (vLLM's engine must not share ours)."""
-    done = subprocess.run([sys.executable, "-m", "prefjudge.cli", *args], capture_output=True,
-                          text=True, timeout=1500, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +79,7 @@ def test_augment_generate_score_report(tasks_file: Path, tmp_path: Path) -> None
     aug = read_existing(augmented)
     assert len(aug) == N_TASKS and all(len(t["instructions"]) == 5 for t in aug)
 
-    output = run_cli("generate", str(augmented), "--protocol", "both", "--k", "0..5",
+    output = run_cli_text("generate", str(augmented), "--protocol", "both", "--k", "0..5",
                      "--backend", "embedded", "--max-tokens", "128", "-o", str(gens),
                      "--cache", str(tmp_path / "cache.sqlite"))
     assert "chance" in output.lower() or "smoke" in output.lower()

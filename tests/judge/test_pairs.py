@@ -32,7 +32,7 @@ from prefjudge.records import (
 )
 from prefjudge.testbed.protocols import ProtocolRunner
 
-DATA = Path(__file__).parent / "data" / "pairs"
+DATA = Path(__file__).resolve().parents[1] / "data" / "pairs"
 BCR_SAMPLE = DATA / "bigcodereward_sample.jsonl"
 BCR_BAD = DATA / "bigcodereward_bad_vote.jsonl"
 

@@ -24,7 +24,7 @@ from prefjudge.sandbox import (
 from prefjudge.sandbox.isolation import sandbox_uid_range
 from prefjudge.scoring.tasks import load_tasks, missing_libraries
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAST = SandboxLimits(
     timeout_s=4, cpu_s=8, memory_mb=1024, nproc=32, fsize_mb=8, disk_mb=32, max_output_kb=64
 )

@@ -14,7 +14,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,24 +22,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from pj_backend_helpers import FakeOpenAI
+from pj_cli import SAMPLE_DIR as SAMPLE
+from pj_cli import cli_argv, flat, rows
 from pj_schema_reply import schema_reply
 
 from prefjudge.cli import main
 from prefjudge.journal import lock_path
 from prefjudge.records import Pair
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "datasets" / "sample"
-
 pytestmark = pytest.mark.slow
 
 
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
-def rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def without_cost(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -59,19 +53,17 @@ def backend(server: FakeOpenAI, cache: Path, model: str = "fake") -> list[str]:
             "--cache", str(cache), "--max-concurrency", "1"]
 
 
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "prefjudge", *args]
 
 
 def run_ok(args: list[str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cli_argv(*args), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
 
 def kill_when(args: list[str], ready: Callable[[], bool], limit: float = 120.0) -> None:
     """Start the command, SIGKILL it as soon as ``ready()`` holds (it must still be running)."""
-    process = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    process = subprocess.Popen(cli_argv(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     deadline = time.monotonic() + limit
     try:
@@ -243,12 +235,12 @@ def test_a_second_judge_run_on_one_output_is_refused(server: FakeOpenAI,
     args = ["judge", str(sample["pairs"]), "-o", str(out), "--method", "monolithic",
             "--chunk-size", "1", *backend(server, tmp_path / "cache.sqlite")]
     server.delay = 0.5  # 16 calls one at a time: the first run outlasts the second's start
-    first = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(cli_argv(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not lock_path(out).exists():
         assert first.poll() is None and time.monotonic() < deadline
         time.sleep(0.01)
-    second = subprocess.run(cli(*args), capture_output=True, text=True, timeout=120)
+    second = subprocess.run(cli_argv(*args), capture_output=True, text=True, timeout=120)
     assert second.returncode == 1
     assert f"being written by another prefjudge run (pid {first.pid})" in flat(second.stderr)
     assert first.wait(timeout=120) == 0
