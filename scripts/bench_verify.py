@@ -12,18 +12,37 @@ over --repeats), and their ratio.
 
     python scripts/bench_verify.py                      # 2,400 responses x 5 instructions
     python scripts/bench_verify.py --n 2000 --naive-n 200 --repeats 3 --workers 2
+
+End to end (``--end-to-end``): the same real code becomes a generations file (N
+generations, default 10,000, from four models, ids and 5 instructions each), scored by
+``prefjudge score GEN --no-tests -o OUT`` in a child process, as a user runs it: reading
+and validating the file, verifying, writing the records, the summary, its bootstrap and
+its plot. Wall time and the child's peak RSS (its own and that of its whole process tree,
+Ruff included) are measured over --repeats runs (medians). In the same run the naive way
+(one Ruff process per check, in this process) scores the first --naive-n generations,
+and this process's ``verify_batch`` scores all N: the records' results must equal both
+(asserted). ``--memory-n 100000`` also scores a file of that many generations once and
+reports whether peak RSS grew at most linearly from N to it. ``--out`` writes a JSON
+report.
+
+    python scripts/bench_verify.py --end-to-end --repeats 3
+    python scripts/bench_verify.py --end-to-end --repeats 1 --memory-n 100000 --out e2e.json
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -39,21 +58,35 @@ BCB = DATA / "benchmarks" / "bigcodebench" / "BigCodeBench_v0.1.0_hf.jsonl.gz"
 EVALPERF = DATA / "generations" / "evalperf"
 
 
-def load_code(n: int, rng: random.Random) -> list[str]:
-    """``n`` real code snippets: all BigCodeBench solutions, then EvalPerf samples."""
+def load_snippets(n: int, rng: random.Random, *, cycle: bool = False) -> list[tuple[str, str]]:
+    """``n`` real ``(task id, code)`` pairs: all BigCodeBench solutions, then EvalPerf samples.
+
+    Args:
+        n: How many.
+        rng: Shuffles the EvalPerf samples.
+        cycle: When fewer snippets exist than ``n``, repeat them (else fail).
+    """
     with gzip.open(BCB, "rt", encoding="utf-8") as handle:
         bcb = [json.loads(line) for line in handle]
-    codes = [task["complete_prompt"] + task["canonical_solution"] for task in bcb]
+    codes = [(task["task_id"], task["complete_prompt"] + task["canonical_solution"])
+             for task in bcb]
     generated = []
     for path in sorted(EVALPERF.glob("*_evalperf_results.brief.json")):
         results = json.loads(path.read_text(encoding="utf-8"))
-        for task in results.get("eval", {}).values():
-            generated += [sample["solution"] for sample in task.get("profiled", [])]
+        for task_id, task in results.get("eval", {}).items():
+            generated += [(task_id, sample["solution"]) for sample in task.get("profiled", [])]
     rng.shuffle(generated)
     codes += generated
     if len(codes) < n:
-        raise SystemExit(f"only {len(codes)} snippets available, {n} asked")
-    return codes[:n] if n <= len(bcb) else codes[: len(bcb)] + generated[: n - len(bcb)]
+        if not cycle:
+            raise SystemExit(f"only {len(codes)} snippets available, {n} asked")
+        return [codes[index % len(codes)] for index in range(n)]
+    return codes[:n]
+
+
+def load_code(n: int, rng: random.Random) -> list[str]:
+    """``n`` real code snippets: all BigCodeBench solutions, then EvalPerf samples."""
+    return [code for _, code in load_snippets(n, rng)]
 
 
 def as_response(code: str, rng: random.Random) -> str:
@@ -146,18 +179,299 @@ def measure(label, function, items, repeats: int, **kwargs):
     return result, Measurement(label, checks, wall, cpu, processes[0] // max(repeats, 1))
 
 
+MODELS = ("bench-model-alpha", "bench-model-beta", "bench-model-gamma", "bench-model-delta")
+
+
+def write_generations(
+    path: Path, n: int, k: int, seed: int, taxonomy: Taxonomy, *, keep: bool = True
+) -> list[tuple[str, str, list[InstructionRef]]]:
+    """Write ``n`` real generations as prefjudge Generation JSONL.
+
+    Each line: ``id`` (unique per model), ``task_id`` (the snippet's real task),
+    ``model`` (one of :data:`MODELS`, in turn), ``response`` (code wrapped as models answer)
+    and ``instructions`` (``k`` random valid ones, all parameters given).
+
+    Args:
+        path: The file to write.
+        n: Generations (snippets are reused past the ~74,000 available).
+        k: Instructions per generation.
+        seed: Seed of the choice of code, wrapping and instructions.
+        taxonomy: The instruction taxonomy.
+        keep: Return what was written (False: return nothing, to keep this process small).
+
+    Returns:
+        ``(id, response, instruction refs)`` per line when ``keep``.
+    """
+    rng = random.Random(seed)
+    written = []
+    with path.open("w", encoding="utf-8") as handle:
+        for index, (task_id, code) in enumerate(load_snippets(n, rng, cycle=True)):
+            response = as_response(code, rng)
+            refs = random_instructions(taxonomy, rng, k)
+            gen_id = f"gen-{index:06d}"
+            record = {
+                "id": gen_id,
+                "task_id": task_id,
+                "model": MODELS[index % len(MODELS)],
+                "response": response,
+                "instructions": [ref.model_dump(mode="json") for ref in refs],
+            }
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if keep:
+                written.append((gen_id, response, refs))
+    return written
+
+
+@dataclass
+class Run:
+    """One ``prefjudge score`` child process."""
+
+    wall: float
+    cpu: float
+    peak_rss: int  # bytes: the largest process of the child's tree (wait4's ru_maxrss)
+    own_peak_rss: int  # bytes: the prefjudge process itself (VmHWM, sampled)
+    tree_peak_rss: int  # bytes: the whole tree at once (sampled sum of RSS; 0 without psutil)
+    output_sha256: str
+
+
+def _vm_hwm(pid: int) -> int:
+    """Peak RSS of a live process in bytes (``VmHWM`` of /proc/PID/status; 0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_score(generations: Path, output: Path, workers: int | None, log: Path) -> Run:
+    """Run ``prefjudge score GENERATIONS --no-tests -o OUTPUT`` once, measuring it."""
+    for stale in output.parent.glob(output.name + "*"):
+        stale.unlink()
+    for stale in output.parent.glob(output.stem + ".summary.*"):
+        stale.unlink()
+    command = [sys.executable, "-m", "prefjudge", "score", str(generations), "--no-tests",
+               "-o", str(output)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    try:
+        import psutil
+    except ImportError:  # the sampled tree figure is then 0
+        psutil = None
+    peaks = {"own": 0, "tree": 0}
+    stop = threading.Event()
+
+    def sample(pid: int) -> None:
+        root = psutil.Process(pid) if psutil else None
+        while not stop.is_set():
+            peaks["own"] = max(peaks["own"], _vm_hwm(pid))
+            if root is not None:
+                total = 0
+                try:
+                    for process in [root, *root.children(recursive=True)]:
+                        try:
+                            total += process.memory_info().rss
+                        except psutil.Error:
+                            pass
+                except psutil.Error:
+                    pass
+                peaks["tree"] = max(peaks["tree"], total)
+            stop.wait(0.05)
+
+    with log.open("wb") as sink:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "COLUMNS": "120"})
+        sampler = threading.Thread(target=sample, args=(child.pid,), daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        stop.set()
+        sampler.join()
+    if child.returncode != 0:
+        raise SystemExit(f"prefjudge score failed ({child.returncode}):\n{log.read_text()[-3000:]}")
+    digest = hashlib.sha256(output.read_bytes()).hexdigest()
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peaks["own"],
+               peaks["tree"], digest)
+
+
+def read_results(output: Path) -> tuple[list[str], list[list[dict]]]:
+    """The ids and instruction results of a scores file, in file order."""
+    ids, results = [], []
+    with output.open(encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            ids.append(record["id"])
+            results.append(record["instruction_results"])
+    return ids, results
+
+
+def as_dicts(rows: list[list]) -> list[list[dict]]:
+    """Check results as the JSON objects the records hold."""
+    return [[result.model_dump(mode="json") for result in row] for row in rows]
+
+
+def _mib(size: float) -> str:
+    return f"{size / 2**20:,.0f} MiB"
+
+
+def end_to_end(args: argparse.Namespace) -> int:
+    """Score a real generations file with ``prefjudge score`` beside the naive way."""
+    from rich.console import Console
+    from rich.table import Table
+
+    taxonomy = load_taxonomy()
+    n = args.n or 10_000
+    report: dict = {"ruff": ruff_version(), "cpus": os.cpu_count(), "n": n, "k": args.k,
+                    "naive_n": args.naive_n, "repeats": args.repeats, "seed": args.seed,
+                    "load_before": os.getloadavg()[0]}
+    print(
+        f"ruff {report['ruff']}; end to end: prefjudge score --no-tests on {n:,} generations "
+        f"x {args.k} instructions; naive way on {args.naive_n}; repeats={args.repeats}; "
+        f"{os.cpu_count()} CPUs; load average before: {os.getloadavg()[0]:.2f}"
+    )
+    with tempfile.TemporaryDirectory(prefix="prefjudge-bench-") as folder:
+        work = Path(folder)
+        generations = work / "generations.jsonl"
+        written = write_generations(generations, n, args.k, args.seed, taxonomy)
+        items = [(response, refs) for _, response, refs in written]
+        checks = n * args.k
+        runs = []
+        for repeat in range(args.repeats):
+            run = run_score(generations, work / "scores.jsonl", args.workers,
+                            work / f"score-{repeat}.log")
+            runs.append(run)
+        ids, recorded = read_results(work / "scores.jsonl")
+        assert ids == [gen_id for gen_id, _, _ in written], "records are not in input order"
+        assert len({run.output_sha256 for run in runs}) == 1, "repeats wrote different records"
+
+        # The same items, this process: the engine alone, then the naive way on a subset.
+        engine, fast = measure("engine", verify_batch, items, args.repeats,
+                               workers=args.workers)
+        naive_items = items[: args.naive_n]
+        naive, slow = measure("naive", verify_naive, naive_items, args.repeats)
+        assert recorded == as_dicts(engine), "prefjudge score and verify_batch results differ"
+        assert recorded[: len(naive)] == as_dicts(naive), "prefjudge score and naive differ"
+        statuses = Counter(result["status"] for row in recorded for result in row)
+
+        memory = None
+        if args.memory_n:
+            big = work / "generations-big.jsonl"
+            write_generations(big, args.memory_n, args.k, args.seed + 1, taxonomy, keep=False)
+            memory = run_score(big, work / "scores-big.jsonl", args.workers,
+                               work / "score-big.log")
+            report["memory_input_bytes"] = big.stat().st_size
+            big.unlink()
+        report["input_bytes"] = generations.stat().st_size
+        report["output_bytes"] = (work / "scores.jsonl").stat().st_size
+
+    walls = [run.wall for run in runs]
+    wall = statistics.median(walls)
+    e2e_rate = checks / wall
+    ratio = e2e_rate / slow.rate
+    peak = int(statistics.median(run.peak_rss for run in runs))
+    tree = int(statistics.median(run.tree_peak_rss for run in runs))
+    report.update({
+        "load_after": os.getloadavg()[0],
+        "checks": checks,
+        "end_to_end": {"wall_s": walls, "median_wall_s": wall, "checks_per_s": e2e_rate,
+                       "cpu_s": [run.cpu for run in runs],
+                       "peak_rss_bytes": [run.peak_rss for run in runs],
+                       "own_peak_rss_bytes": [run.own_peak_rss for run in runs],
+                       "tree_peak_rss_bytes": [run.tree_peak_rss for run in runs],
+                       "output_sha256": runs[0].output_sha256},
+        "engine": {"checks": fast.checks, "wall_s": fast.wall, "checks_per_s": fast.rate,
+                   "cpu_s": fast.cpu},
+        "naive": {"checks": slow.checks, "wall_s": slow.wall, "checks_per_s": slow.rate,
+                  "cpu_s": slow.cpu, "ruff_processes": slow.processes},
+        "ratio_end_to_end_over_naive": ratio,
+        "statuses": dict(sorted(statuses.items())),
+        "identical_results": True,
+    })
+
+    table = Table(title=f"prefjudge score --no-tests, {n:,} real generations x {args.k} "
+                  "(CPU: the process and its Ruff children)")
+    columns = ("way", "checks", "median wall", "runs (s)", "checks/s", "CPU s (median)",
+               "checks/CPU-s", "peak RSS")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "way" else "right")
+    cpu = statistics.median(run.cpu for run in runs)
+    table.add_row("end to end (prefjudge score)", f"{checks:,}", f"{wall:.2f} s",
+                  ", ".join(f"{t:.2f}" for t in walls), f"{e2e_rate:,.0f}", f"{cpu:.2f}",
+                  f"{checks / cpu:,.0f}", f"{_mib(peak)} (tree {_mib(tree)})")
+    for label, way in (("engine alone (verify_batch)", fast),
+                       (f"naive ({slow.processes} Ruff processes)", slow)):
+        way_cpu = statistics.median(way.cpu)
+        table.add_row(label, f"{way.checks:,}", f"{statistics.median(way.wall):.2f} s",
+                      ", ".join(f"{t:.2f}" for t in way.wall), f"{way.rate:,.0f}",
+                      f"{way_cpu:.2f}", f"{way.checks / way_cpu:,.0f}", "")
+    if memory is not None:
+        big_checks = args.memory_n * args.k
+        table.add_row(f"end to end, {args.memory_n:,} generations", f"{big_checks:,}",
+                      f"{memory.wall:.2f} s", f"{memory.wall:.2f}",
+                      f"{big_checks / memory.wall:,.0f}", f"{memory.cpu:.2f}",
+                      f"{big_checks / memory.cpu:,.0f}",
+                      f"{_mib(memory.peak_rss)} (tree {_mib(memory.tree_peak_rss)})")
+    Console(width=140).print(table)
+    print(f"statuses: {report['statuses']}")
+    print(f"identical results: all {checks:,} checks of the records equal verify_batch's in this "
+          f"process, the first {slow.checks:,} equal the naive way's; {args.repeats} repeats "
+          f"wrote byte-identical records (sha256 {runs[0].output_sha256[:16]})")
+    met = "met" if e2e_rate >= 10_000 and ratio >= 50 else "NOT met"
+    print(f"end to end vs naive: {ratio:,.1f}x (target >= 50x); end to end {e2e_rate:,.0f} "
+          f"checks/s (target >= 10,000): {met}")
+    print(f"end to end vs engine alone: {e2e_rate / fast.rate:.2f} of its checks/s")
+    if memory is not None:
+        grow = memory.peak_rss / peak
+        scale = args.memory_n / n
+        per_gen = (memory.peak_rss - peak) / max(args.memory_n - n, 1)
+        linear = grow <= scale
+        report["memory"] = {"n": args.memory_n, "wall_s": memory.wall,
+                            "checks_per_s": args.memory_n * args.k / memory.wall,
+                            "peak_rss_bytes": memory.peak_rss,
+                            "own_peak_rss_bytes": memory.own_peak_rss,
+                            "tree_peak_rss_bytes": memory.tree_peak_rss,
+                            "growth": grow, "generations_ratio": scale,
+                            "bytes_per_extra_generation": per_gen,
+                            "at_most_linear": linear}
+        print(f"peak RSS: {_mib(peak)} at {n:,} generations, {_mib(memory.peak_rss)} at "
+              f"{args.memory_n:,} ({grow:.2f}x for {scale:.0f}x the generations; "
+              f"{per_gen / 1024:.1f} KiB per extra generation, input "
+              f"{report['memory_input_bytes'] / args.memory_n / 1024:.1f} KiB per generation): "
+              f"{'at most linear' if linear else 'MORE than linear'}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2400, help="responses (batched way)")
+    parser.add_argument("--n", type=int, default=None,
+                        help="responses (batched way; default 2,400, end to end 10,000)")
     parser.add_argument("--naive-n", type=int, default=200, help="responses (naive way)")
     parser.add_argument("--k", type=int, default=5, help="instructions per response")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each way")
-    parser.add_argument("--workers", type=int, default=2, help="parallel Ruff runs")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="parallel Ruff runs (default 2; end to end: the command's default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="time `prefjudge score --no-tests` on a real generations file")
+    parser.add_argument("--memory-n", type=int, default=0,
+                        help="end to end: also score this many generations once, for peak RSS")
+    parser.add_argument("--out", help="end to end: write the JSON report here")
     args = parser.parse_args()
     if not BCB.exists():
         print(f"real data not found under {DATA}", file=sys.stderr)
         return 2
+    if args.end_to_end:
+        return end_to_end(args)
+    args.n = args.n or 2400
+    args.workers = args.workers or 2
 
     rng = random.Random(args.seed)
     taxonomy = load_taxonomy()

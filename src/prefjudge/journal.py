@@ -58,6 +58,9 @@ BINDING_SUFFIX = ".journal.json"
 LOCK_SUFFIX = ".lock"
 BACKUP_SUFFIX = ".bak"
 InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+# How a record becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte for byte (one
+# encoder for every line; a record is a tree, so the check for cycles is left out).
+_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
 class JournalError(ValueError):
@@ -165,7 +168,10 @@ class Journal(Generic[M]):
         self.done: dict[str, M] = {}
         self.notes: list[str] = []
         self.resumed = False
-        self._records: dict[str, M] = {}
+        # Every record by key, in file order; None for one written with keep=False (it is
+        # then only in the file, and read back from there when asked for).
+        self._records: dict[str, M | None] = {}
+        self._unkept = 0
         self._fd: int | None = None
         self._lock_fd: int | None = None
         self._binding: dict[str, Any] = {}
@@ -427,11 +433,14 @@ class Journal(Generic[M]):
 
     # -- writing ---------------------------------------------------------------------------
 
-    def write(self, item: M) -> None:
+    def write(self, item: M, *, keep: bool = True) -> None:
         """Append one record and flush it.
 
         Args:
             item: The record; its key must not be in the output yet.
+            keep: Also hold it in memory for :meth:`records` (False: only its key is held,
+                and :meth:`records` reads the records back from the file; for runs too
+                large to hold).
 
         Raises:
             JournalError: When the key is already there, or the write fails (disk full,
@@ -442,12 +451,13 @@ class Journal(Generic[M]):
         key = self.key(item)
         if key in self._records:
             raise JournalError(f"{self.path}: a record for {key!r} is already there")
-        line = json.dumps(item.model_dump(mode="json"), ensure_ascii=False) + "\n"
+        line = _LINE.encode(item.model_dump(mode="json")) + "\n"
         try:
             _write_all(self._fd, line.encode("utf-8"))
         except OSError as exc:
             raise self._write_failed(exc) from exc
-        self._records[key] = item
+        self._records[key] = item if keep else None
+        self._unkept += not keep
         self._written += 1
 
     def _write_failed(self, exc: OSError) -> JournalError:
@@ -474,22 +484,33 @@ class Journal(Generic[M]):
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        kept = [item for key, item in self._records.items() if key not in drop]
-        text = "".join(
-            json.dumps(item.model_dump(mode="json"), ensure_ascii=False) + "\n" for item in kept
-        )
+        kept = [item for key, item in self._held().items() if key not in drop]
+        text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in kept)
         try:
             _atomic_write(self.path, text)
         except OSError as exc:
             raise self._write_failed(exc) from exc
         self._records = {self.key(item): item for item in kept}
+        self._unkept = 0
         self.done = {k: v for k, v in self.done.items() if k not in drop}
         self._fd = _open_append(self.path)
         return len(drop)
 
     def records(self) -> list[M]:
         """Return every record in the output (earlier and new), in file order."""
-        return list(self._records.values())
+        return list(self._held().values())
+
+    def _held(self) -> dict[str, M]:
+        """Every record by key, in file order (read back from the file after ``keep=False``)."""
+        if not self._unkept:
+            return self._records  # type: ignore[return-value]  # no None left
+        read: dict[str, M] = {}
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if raw.strip():
+                    item = self._parse_line(raw, number)
+                    read[self.key(item)] = item
+        return read
 
     @property
     def written(self) -> int:

@@ -106,6 +106,12 @@ class ParamSpec(BaseModel):
         choices: Allowed values (``choice`` only).
         recommended: Values the taxonomy suggests for augmentation.
         description: What the parameter controls.
+        aliases: Other names accepted for the parameter in ``params`` (older or other
+            taxonomies' names); resolved parameters always use ``name``.
+        valid_min: Smallest value a generation may ask for (``int`` only; default ``min``).
+            ``min``/``max`` bound what augmentation chooses; ``valid_min``/``valid_max``
+            what verification accepts (what Ruff accepts for the setting).
+        valid_max: Largest value a generation may ask for (default ``max``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -118,6 +124,9 @@ class ParamSpec(BaseModel):
     choices: list[str] | None = None
     recommended: list[int | str] = Field(default_factory=list)
     description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    valid_min: int | None = None
+    valid_max: int | None = None
 
 
 class VerifierSpec(BaseModel):
@@ -132,6 +141,8 @@ class VerifierSpec(BaseModel):
         check: Name of the built-in check for ``kind: python`` (or the extra check run
             beside Ruff, e.g. the generic ``df`` name check of ``library_2``).
         scope: ``code`` (the extracted code) or ``response`` (the whole response).
+        profiles: Per verification profile (``strict``), fields that differ from the
+            default (reference) verifier; see :meth:`for_profile`.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -142,6 +153,19 @@ class VerifierSpec(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     check: str | None = None
     scope: Literal["code", "response"] = "code"
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def for_profile(self, profile: str) -> VerifierSpec:
+        """The verifier as the named profile runs it (itself when nothing differs).
+
+        Raises:
+            pydantic.ValidationError: When the profile's overrides are not verifier fields.
+        """
+        override = self.profiles.get(profile)
+        if not override:
+            return self
+        fields = {**self.model_dump(exclude={"profiles"}), **override}
+        return VerifierSpec.model_validate(fields)
 
 
 class InstructionSpec(BaseModel):

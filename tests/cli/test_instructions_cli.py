@@ -66,6 +66,9 @@ def test_json_gives_every_field():
         "choices": None,
         "recommended": [79, 88],
         "description": "Longest allowed line, in characters.",
+        "aliases": [],
+        "valid_min": 1,
+        "valid_max": 320,
     }
     assert style_3["verifier"]["settings"] == {"lint.pycodestyle.max-line-length": "{line_length}"}
     assert data[29]["conflicts"] == [] and data[22]["conflicts"] == ["doc_2", "doc_3"]

@@ -12,31 +12,31 @@ from prefjudge.scoring.verify.checks import comment_lines, parse, tokenized_comm
 from prefjudge.scoring.verify.extract import fenced_blocks
 
 
-def test_no_fence_gives_the_whole_response():
-    assert extract_code("x = 1\nprint(x)\n") == "x = 1\nprint(x)\n"
-    assert extract_code("") == ""
+def test_strict_no_fence_gives_the_whole_response():
+    assert extract_code("x = 1\nprint(x)\n", 'strict') == "x = 1\nprint(x)\n"
+    assert extract_code("", 'strict') == ""
 
 
-def test_the_last_python_block_wins():
+def test_strict_the_last_python_block_wins():
     response = "```python\nfirst = 1\n```\ntext\n```python\nsecond = 2\n```\nbye\n"
-    assert extract_code(response) == "second = 2\n"
+    assert extract_code(response, 'strict') == "second = 2\n"
 
 
 @pytest.mark.parametrize("tag", ["python", "py", "Python", "python3", ""])
 def test_python_tags_and_bare_fences(tag):
-    assert extract_code(f"Code:\n```{tag}\nx = 1\n```\n") == "x = 1\n"
+    assert extract_code(f"Code:\n```{tag}\nx = 1\n```\n", 'strict') == "x = 1\n"
 
 
 def test_other_languages_are_not_code_to_check():
     response = '```python\nx = 1\n```\n```json\n{"a": 1}\n```\n```bash\nls\n```\n'
-    assert extract_code(response) == "x = 1\n"
-    assert extract_code('```json\n{"a": 1}\n```\n') == '```json\n{"a": 1}\n```\n'
+    assert extract_code(response, 'strict') == "x = 1\n"
+    assert extract_code('```json\n{"a": 1}\n```\n', 'strict') == '```json\n{"a": 1}\n```\n'
 
 
 def test_info_strings_and_longer_fences():
-    assert extract_code("```python title=x.py\nx = 1\n```") == "x = 1\n"
+    assert extract_code("```python title=x.py\nx = 1\n```", 'strict') == "x = 1\n"
     response = "````python\nprint('```')\n```\nstill code\n````\n"
-    assert extract_code(response) == "print('```')\n```\nstill code\n"
+    assert extract_code(response, 'strict') == "print('```')\n```\nstill code\n"
 
 
 def test_an_unclosed_fence_runs_to_the_end():
@@ -48,7 +48,7 @@ def test_an_unclosed_fence_runs_to_the_end():
 
 def test_indented_fences_are_dedented():
     response = "1. Step one:\n   ```python\n   def f():\n       return 1\n   ```\n"
-    assert extract_code(response) == "def f():\n    return 1\n"
+    assert extract_code(response, 'strict') == "def f():\n    return 1\n"
 
 
 def test_block_positions_and_crlf():
@@ -100,3 +100,29 @@ def test_comment_lines_agree_with_tokenize_on_real_code(shared_data):
         assert comment_lines(code) == tokenized_comment_lines(code)
         checked += 1
     assert checked > 300
+
+
+# ---------------------------------------------------------------- the reference profile
+
+
+def test_reference_takes_the_first_block_of_any_language():
+    response = "```bash\npip install x\n```\nThen:\n```python\nx = 1\n```\n"
+    assert extract_code(response) == "pip install x\n"
+    assert extract_code(response, "reference") == "pip install x\n"
+
+
+def test_reference_skips_blank_blocks_and_keeps_the_block_unstripped():
+    assert extract_code("```python\n\n```\ntext\n```\n  x = 1\n\n```") == "  x = 1\n\n"
+    assert extract_code("```python\n   \n```\n") == ""
+
+
+def test_reference_without_a_complete_fence_is_the_whole_response():
+    truncated = "Sure:\n```python\ndef f():\n    return 1"
+    assert extract_code(truncated) == truncated
+    assert extract_code("x = 1\n") == "x = 1\n"
+    assert extract_code("") == ""
+
+
+def test_reference_reads_inline_fences_and_tags_without_newline():
+    assert extract_code("Use ```x = 1``` here") == "x = 1"
+    assert extract_code("```python x = 1```") == "python x = 1"

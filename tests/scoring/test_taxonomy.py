@@ -48,7 +48,7 @@ TABLE = {
         ["ANN001", "ANN002", "ANN003", "ANN201", "ANN202", "ANN204", "ANN205", "ANN206", "ANN401"],
         [],
     ),
-    "doc_2": (["W505"], ["max_doc_length"]),
+    "doc_2": (["W505"], ["line_length"]),
     "doc_3": (["D"], ["convention"]),
     "doc_4": ("pure_code", []),
     "doc_5": ("no_comments_or_docstrings", []),
@@ -68,8 +68,8 @@ DEFAULTS = {
     "max_locals": (2, 1, 20),
     "max_complexity": (2, 1, 15),
     "max_bool_expr": (1, 1, 5),
-    "max_doc_length": (72, 50, 120),
 }
+DOC_LINE_LENGTH = (72, 50, 120)
 
 
 def test_thirty_instructions_in_five_categories():
@@ -91,17 +91,15 @@ def test_verifiers_and_parameters_follow_the_table(instruction_id):
     assert spec.description and spec.name
     assert spec.prompt_multi.startswith("Now modify")
     for param in spec.params:
-        if param.name in DEFAULTS:
-            assert (param.type, param.default, param.min, param.max) == (
-                "int",
-                *DEFAULTS[param.name],
-            )
+        expected = DOC_LINE_LENGTH if instruction_id == "doc_2" else DEFAULTS.get(param.name)
+        if expected is not None:
+            assert (param.type, param.default, param.min, param.max) == ("int", *expected)
         assert param.recommended and param.description
 
 
 def test_preview_rules_are_marked_and_doc_checks_scoped():
     preview = {spec.id for spec in TAXONOMY if spec.verifier.preview}
-    assert preview == {"logic_2", "logic_5", "logic_9"}
+    assert preview == {"style_9", "logic_2", "logic_5", "logic_9"}  # as the reference runs them
     scopes = {spec.id for spec in TAXONOMY if spec.verifier.scope == "response"}
     assert scopes == {"doc_4", "doc_6"}
     assert get("library_2").verifier.check == "no_generic_df_name"
@@ -133,7 +131,7 @@ def test_prompts_are_filled_with_resolved_parameters():
     )
     assert multi.startswith("Now modify the code so that") and "numpy" in multi
     with pytest.raises(ValueError, match=r"params\.line_length"):
-        TAXONOMY.prompt(InstructionRef(id="style_3", params={"line_length": 7}))
+        TAXONOMY.prompt(InstructionRef(id="style_3", params={"line_length": 0}))
 
 
 def test_loading_is_cached_and_get_raises_for_unknown_ids():
@@ -171,8 +169,10 @@ def test_defaults_are_filled_in():
         ("style_3", {"line_length": "80"}, "params.line_length", "expected an integer, got str"),
         ("style_3", {"line_length": 80.0}, "params.line_length", "got float"),
         ("style_3", {"line_length": True}, "params.line_length", "got bool"),
-        ("style_3", {"line_length": 78}, "params.line_length", "outside the allowed range 79–120"),
-        ("style_3", {"line_length": 121}, "params.line_length", "outside the allowed range"),
+        ("style_3", {"line_length": 0}, "params.line_length", "outside the allowed range 1–320"),
+        ("style_3", {"line_length": 321}, "params.line_length", "outside the allowed range"),
+        ("doc_2", {"line_length": 60, "max_doc_length": 60}, "params.max_doc_length",
+         "name the same parameter"),
         ("doc_3", {"convention": "sphinx"}, "params.convention", "'sphinx' is not one of"),
         ("doc_3", {"convention": 1}, "params.convention", "got int"),
     ],
@@ -185,7 +185,7 @@ def test_problems_name_the_field(instruction_id, params, field, message):
 
 
 def test_problems_of_a_reference_unpack_as_field_and_message():
-    ref = InstructionRef(id="logic_4", params={"max_statements": 2, "extra": 1})
+    ref = InstructionRef(id="logic_4", params={"max_statements": -1, "extra": 1})
     problems = TAXONOMY.problems(ref)
     assert [field for field, _ in problems] == ["params.extra", "params.max_statements"]
     assert all(isinstance(problem, ParamProblem) for problem in problems)

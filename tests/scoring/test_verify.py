@@ -6,6 +6,7 @@ import gzip
 import json
 import random
 import stat
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -47,9 +48,20 @@ def case_items() -> list[tuple[str, list[InstructionRef]]]:
     ]
 
 
+def by_profile(way, case_items, **kwargs):
+    """Run ``way`` over the cases, each case under its own profile."""
+    results: list = [None] * len(CASES)
+    for profile in sorted({case.profile for case in CASES}):
+        indices = [i for i, case in enumerate(CASES) if case.profile == profile]
+        found = way([case_items[i] for i in indices], profile=profile, **kwargs)
+        for index, result in zip(indices, found, strict=True):
+            results[index] = result
+    return results
+
+
 @pytest.fixture(scope="module")
 def batched(case_items):
-    return verify_batch(case_items, workers=2)
+    return by_profile(verify_batch, case_items, workers=2)
 
 
 # ---------------------------------------------------------------- every instruction
@@ -65,8 +77,20 @@ def test_instruction_case(case, batched):
 
 def test_every_instruction_has_a_passing_and_a_failing_case():
     for spec in TAXONOMY:
-        statuses = {case.expected for case in CASES if case.instruction == spec.id}
+        statuses = {
+            case.expected
+            for case in CASES
+            if case.instruction == spec.id and case.profile == "reference"
+        }
         assert statuses == {"pass", "fail"}, spec.id
+
+
+def test_every_strict_difference_has_cases_in_both_profiles():
+    for spec in TAXONOMY:
+        if not spec.verifier.profiles:
+            continue
+        profiles = {case.profile for case in CASES if case.instruction == spec.id}
+        assert profiles == {"reference", "strict"}, spec.id
 
 
 def test_every_parameter_flips_a_result_on_the_same_code():
@@ -86,16 +110,17 @@ def test_results_carry_resolved_parameters(batched):
 
 
 def test_batched_equals_naive_on_all_cases(case_items, batched):
-    assert verify_naive(case_items) == batched
+    assert by_profile(verify_naive, case_items) == batched
 
 
 # ---------------------------------------------------------------- parsing and scope
 
 
-def test_unparseable_code_fails_every_code_level_instruction():
+@pytest.mark.parametrize("profile", ["reference", "strict"])
+def test_unparseable_code_fails_every_code_level_instruction(profile):
     all_refs = refs(*TAXONOMY.ids)
     for way in (verify_batch, verify_naive):
-        (results,) = way([(UNPARSEABLE, all_refs)])
+        (results,) = way([(UNPARSEABLE, all_refs)], profile=profile)
         for result in results:
             spec = TAXONOMY.get(result.id)
             assert result.status == "fail", result
@@ -103,7 +128,7 @@ def test_unparseable_code_fails_every_code_level_instruction():
                 assert result.reason.startswith("does not parse"), result
         by_id = {result.id: result for result in results}
         assert "not Python" in by_id["doc_4"].reason
-        assert "no fenced json block" in by_id["doc_6"].reason
+        assert by_id["doc_6"].status == "fail"
 
 
 def test_response_level_checks_see_the_whole_response():
@@ -111,16 +136,40 @@ def test_response_level_checks_see_the_whole_response():
         "Here is the code.\n\n```python\nx = 1\n```\n\n"
         '```json\n{"function": "main", "summary": "sets x"}\n```\n'
     )
-    (results,) = verify_batch([(response, refs("doc_4", "doc_6", "style_5", "doc_5"))])
-    statuses = [result.status for result in results]
-    assert statuses == ["fail", "pass", "pass", "pass"]
-    assert extract_code(response) == "x = 1\n"
+    items = [(response, refs("doc_4", "doc_6", "style_5", "doc_5"))]
+    (strict,) = verify_batch(items, profile="strict")
+    assert [result.status for result in strict] == ["fail", "pass", "pass", "pass"]
+    (reference,) = verify_batch(items)  # doc_6 allows no prose around the two blocks
+    assert [result.status for result in reference] == ["fail", "fail", "pass", "pass"]
+    assert extract_code(response) == extract_code(response, "strict") == "x = 1\n"
 
 
-def test_only_the_last_python_block_is_checked():
+def test_strict_checks_only_the_last_python_block_reference_the_first_block():
     response = "```python\nx = 'single'\n```\nThen:\n```python\nx = \"double\"\n```\n"
-    (results,) = verify_batch([(response, refs("style_5"))])
-    assert results[0].status == "pass"
+    (strict,) = verify_batch([(response, refs("style_5"))], profile="strict")
+    assert strict[0].status == "pass"
+    (reference,) = verify_batch([(response, refs("style_5"))])
+    assert reference[0].status == "fail"
+    bash_first = "```bash\npip install pandas\n```\n```python\nx = 1\n```\n"
+    (results,) = verify_batch([(bash_first, refs("logic_1"))])
+    assert results[0].status == "fail" and "does not parse" in results[0].reason
+
+
+@pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="needs a Python that cannot parse 3.12 syntax"
+)
+def test_the_df_check_is_an_error_where_only_ruff_parses_the_code():
+    code = "import pandas as pd\n\ntype Frame = pd.DataFrame\ndf = pd.DataFrame()\n"
+    (reference,) = verify_batch([(code, refs("library_2", "style_5"))])
+    assert reference[0].status == "error" and "cannot be checked" in reference[0].reason
+    assert reference[1].status == "pass"
+    (strict,) = verify_batch([(code, refs("library_2"))], profile="strict")
+    assert strict[0].status == "fail" and "does not parse" in strict[0].reason
+
+
+def test_unknown_profile_is_refused():
+    with pytest.raises(ValueError, match="unknown verification profile 'lenient'"):
+        verify_batch([("x = 1\n", refs("style_5"))], profile="lenient")
 
 
 def test_results_follow_the_order_of_the_refs_and_report_bad_refs_as_errors():

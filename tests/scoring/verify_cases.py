@@ -1,7 +1,8 @@
 """Pass/fail examples for every VeriCode instruction, checked with the real Ruff.
 
-Each case: a name, the response, the instruction id, its parameters, the expected status
-and a fragment the reason must contain (empty for a pass).
+Each case: a name, the response, the instruction id, its parameters, the expected status,
+a fragment the reason must contain (empty for a pass) and the verification profile
+(``reference``, the default, or ``strict``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def add(first, second):
 '''
 COMMENT = "# " + ("a comment that keeps going " * 3).strip()
 LONG_COMMENT = COMMENT + "\nvalue = 1\n"
+LINE_85 = "name = '" + "a" * 76 + "'\n"  # 85 characters
 PANDAS = "import pandas as pd\n\n"
 TRY_INT = "def f(x):\n    try:\n        return int(x)\n"
 TRY_OPEN = "def f(p):\n    try:\n        return open(p).read()\n"
@@ -77,21 +79,54 @@ class Case:
     expected: str
     reason: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    profile: str = "reference"
 
 
 CASES = [
-    # style_1: PEP 8 (stable pycodestyle E/W, 79 / 72 characters)
+    # style_1: PEP 8 (stable pycodestyle E/W; reference: Ruff's 88 and no W505, strict 79 / 72)
     Case("style_1-pass", "def f(x):\n    return x is None\n", "style_1", "pass"),
     Case("style_1-fail", "def f(x):\n    return x == None\n", "style_1", "fail", "E711 line 2"),
     Case(
-        "style_1-fail-long", LONG_LINE, "style_1", "fail", "E501 line 1: Line too long (139 > 79)"
+        "style_1-fail-long", LONG_LINE, "style_1", "fail", "E501 line 1: Line too long (139 > 88)"
     ),
+    Case("style_1-pass-85", LINE_85, "style_1", "pass"),
+    Case("style_1-pass-doc", LONG_COMMENT, "style_1", "pass"),
     Case(
-        "style_1-fail-doc",
+        "style_1-strict-fail-long",
+        LONG_LINE,
+        "style_1",
+        "fail",
+        "E501 line 1: Line too long (139 > 79)",
+        profile="strict",
+    ),
+    Case("style_1-strict-fail-85", LINE_85, "style_1", "fail", "(85 > 79)", profile="strict"),
+    Case(
+        "style_1-strict-fail-doc",
         LONG_COMMENT,
         "style_1",
         "fail",
         f"W505 line 1: Doc line too long ({len(COMMENT)} > 72)",
+        profile="strict",
+    ),
+    # `no-qa` comments: honoured by the reference, ignored by strict
+    Case("style_1-pass-noqa", "def f(x):\n    return x == None  # no" "qa\n", "style_1", "pass"),
+    Case(
+        "style_1-strict-fail-noqa",
+        "def f(x):\n    return x == None  # no" "qa: E711\n",
+        "style_1",
+        "fail",
+        "E711 line 2",
+        profile="strict",
+    ),
+    # Python 3.12 syntax: Ruff's default target parses it; strict pins py311
+    Case("logic_1-pass-py312", "type Pair = tuple[int, int]\n", "logic_1", "pass"),
+    Case(
+        "logic_1-strict-fail-py312",
+        "type Pair = tuple[int, int]\n",
+        "logic_1",
+        "fail",
+        "does not parse",
+        profile="strict",
     ),
     # style_2: isort
     Case("style_2-pass", "import os\nimport sys\n\nprint(os, sys)\n", "style_2", "pass"),
@@ -291,10 +326,11 @@ CASES = [
         "doc_2",
         "fail",
         f"W505 line 1: Doc line too long ({len(COMMENT)} > 50)",
-        {"max_doc_length": 50},
+        {"line_length": 50},
     ),
     Case("doc_2-fail-72", LONG_COMMENT, "doc_2", "fail", f"({len(COMMENT)} > 72)"),
-    Case("doc_2-pass-88", LONG_COMMENT, "doc_2", "pass", "", {"max_doc_length": 88}),
+    Case("doc_2-pass-88", LONG_COMMENT, "doc_2", "pass", "", {"line_length": 88}),
+    Case("doc_2-pass-88-old-name", LONG_COMMENT, "doc_2", "pass", "", {"max_doc_length": 88}),
     Case(
         "doc_2-pass-inline",
         "value = 1  # " + "an inline comment, not a doc line " * 3 + "\n",
@@ -329,6 +365,8 @@ CASES = [
         "fail",
         "not Python",
     ),
+    Case("doc_4-pass-empty", "", "doc_4", "pass"),
+    Case("doc_4-strict-fail-empty", " \n", "doc_4", "fail", "empty", profile="strict"),
     Case(
         "doc_4-fail-prose",
         "Here you go:\n\n```python\ndef f(x):\n    return x\n```\n",
@@ -359,7 +397,7 @@ CASES = [
         "doc_6",
         "pass",
     ),
-    Case("doc_6-fail-none", "```python\nx = 1\n```\n", "doc_6", "fail", "no fenced json block"),
+    Case("doc_6-fail-none", "```python\nx = 1\n```\n", "doc_6", "fail", "not exactly"),
     Case(
         "doc_6-fail-invalid",
         '```python\nx = 1\n```\n```json\n{"a": }\n```\n',
@@ -372,14 +410,38 @@ CASES = [
         '```json\n{"a": 1}\n```\n```python\nx = 1\n```\n',
         "doc_6",
         "fail",
-        "no fenced json block",
+        "not exactly",
+    ),
+    Case("doc_6-pass-list", "```python\nx = 1\n```\n```json\n[1, 2]\n```\n", "doc_6", "pass"),
+    Case(
+        "doc_6-fail-prose",
+        'Here:\n```python\nx = 1\n```\n```json\n{"a": 1}\n```\n',
+        "doc_6",
+        "fail",
+        "not exactly",
     ),
     Case(
-        "doc_6-fail-list",
+        "doc_6-strict-pass-prose",
+        'Here:\n```py\nx = 1\n```\nand\n```json\n{"a": 1}\n```\n',
+        "doc_6",
+        "pass",
+        profile="strict",
+    ),
+    Case(
+        "doc_6-strict-fail-order",
+        '```json\n{"a": 1}\n```\n```python\nx = 1\n```\n',
+        "doc_6",
+        "fail",
+        "no fenced json block",
+        profile="strict",
+    ),
+    Case(
+        "doc_6-strict-fail-list",
         "```python\nx = 1\n```\n```json\n[1, 2]\n```\n",
         "doc_6",
         "fail",
         "not an object",
+        profile="strict",
     ),
     # error_1: exception chaining
     Case(
@@ -485,6 +547,43 @@ CASES = [
         "library_2",
         "fail",
         "PD002 line 4",
+    ),
+    # PD901 flagged a plain `df = ...` only: loops, tuples, with, augmented, chained pass
+    Case(
+        "library_2-pass-df-not-a-single-target",
+        "import pandas as pd\n\nfor df in []:\n    pass\na, df = 1, 2\ndf += 1\n"
+        "x = df = 3\ndf: int = 4\nwith open('f') as df:\n    pass\n",
+        "library_2",
+        "pass",
+    ),
+    Case(
+        "library_2-fail-df-nested",
+        "import pandas as pd\n\ndef f():\n    if True:\n        df = 1\n    return df\n",
+        "library_2",
+        "fail",
+        "PD901 line 5",
+    ),
+    # suppression comments: Ruff decides for the reference; strict ignores them
+    Case(
+        "library_2-pass-df-silenced",
+        'import pandas as pd\n\ndf = """\nmulti\n"""  # no' 'qa: PD901\n',
+        "library_2",
+        "pass",
+    ),
+    Case(
+        "library_2-strict-fail-df-silenced",
+        'import pandas as pd\n\ndf = """\nmulti\n"""  # no' 'qa: PD901\n',
+        "library_2",
+        "fail",
+        "PD901 line 3",
+        profile="strict",
+    ),
+    Case(
+        "library_2-fail-df-other-code-silenced",
+        "import pandas as pd\n\ndf = 1  # no" "qa: E741\n",
+        "library_2",
+        "fail",
+        "PD901 line 3",
     ),
     # pandas-vet only looks at code that imports pandas
     Case(

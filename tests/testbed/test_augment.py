@@ -421,6 +421,8 @@ def test_a_taxonomy_without_applicability_cannot_select():
 # The rule selector's choices for the first 200 BigCodeBench tasks, seeds 0 and 7, saved
 # before augment.py became a package and applicability became data: one line per task and
 # seed with the k = 5 selection (k < 5 keeps its first k) and a digest of the scan order.
+# doc_2's parameter was named max_doc_length then; it is SWE-IF's line_length now (same
+# value), and the saved rows are read with that one rename.
 SAVED_SELECTIONS = (
     Path(__file__).resolve().parents[1] / "data" / "augment_rule_bigcodebench200.jsonl"
 )
@@ -431,7 +433,10 @@ SAVED_SELECTIONS = (
 def test_rule_selections_on_real_bigcodebench_are_unchanged(shared_data):
     path = shared_data / "benchmarks" / "bigcodebench" / "BigCodeBench_v0.1.0_hf.jsonl.gz"
     tasks = list(load_tasks(path).values())[:200]
-    saved = [json.loads(line) for line in SAVED_SELECTIONS.read_text("utf-8").splitlines()]
+    saved = [
+        json.loads(line.replace('"max_doc_length"', '"line_length"'))
+        for line in SAVED_SELECTIONS.read_text("utf-8").splitlines()
+    ]
     assert len(saved) == 2 * len(tasks)
     expected = {(row["task_id"], row["seed"]): row for row in saved}
     for seed in (0, 7):

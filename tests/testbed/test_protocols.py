@@ -22,6 +22,7 @@ from prefjudge.testbed.protocols import (
     generation_id,
     multi_turn_prompts,
     parse_k,
+    reference_system_prompt,
     single_turn_prompt,
 )
 
@@ -41,7 +42,7 @@ class ScriptedBackend:
     notice = None
 
     def __init__(self, reply: Callable[[Request], str | None] | None = None):
-        self.reply = reply or (lambda req: f"reply {len(req.messages) // 2 + 1}")
+        self.reply = reply or (lambda req: f"reply {users(req)}")
         self.calls: list[list[Request]] = []
         self.usage = Usage()
 
@@ -75,6 +76,14 @@ class ScriptedBackend:
         return [req for call in self.calls for req in call]
 
 
+def users(req: Request) -> int:
+    """The number of user turns in a request (its system message not counted)."""
+    return sum(m.role == "user" for m in req.messages)
+
+
+SYSTEM = reference_system_prompt("bigcodebench")  # what tasks of no known benchmark get
+
+
 def task(task_id: str = "T/1", n: int = 3) -> AugmentedTask:
     return AugmentedTask(task_id=task_id, prompt=f"Write f for {task_id}.\n", instructions=REFS[:n])
 
@@ -100,13 +109,13 @@ def test_parse_k_rejects(text: str) -> None:
         parse_k(text)
 
 
-def test_single_turn_prompt_exact() -> None:
-    prompt = single_turn_prompt("Do X.\n", REFS[:2], TAX)
+def test_single_turn_prompt_exact_numbered() -> None:
+    prompt = single_turn_prompt("Do X.\n", REFS[:2], TAX, framing="numbered")
     assert prompt == (
         "Do X.\n\n" + SINGLE_TURN_HEADER + "\n"
         f"1. {TAX.prompt(REFS[0])}\n2. {TAX.prompt(REFS[1])}"
     )
-    assert single_turn_prompt("Do X.\n", [], TAX) == "Do X.\n"
+    assert single_turn_prompt("Do X.\n", [], TAX, framing="numbered") == "Do X.\n"
 
 
 def test_params_are_rendered() -> None:
@@ -131,7 +140,8 @@ def test_single_protocol_messages_and_records() -> None:
     gens = list(ProtocolRunner(backend, [t], protocols=["single"], ks=[0, 2]).run())
     assert len(backend.calls) == 1  # one batch
     sent = {req.id: req for req in backend.requests}
-    assert [m.role for req in sent.values() for m in req.messages] == ["user", "user"]
+    assert [m.role for req in sent.values() for m in req.messages] == ["system", "user"] * 2
+    assert {req.messages[0].content for req in sent.values()} == {SYSTEM}
     got = by_id(gens)
     k2 = got["T/1::single::k2::s0"]
     assert k2.turns[0].prompt == single_turn_prompt(t.prompt, REFS[:2], TAX)
@@ -151,6 +161,7 @@ def test_multi_protocol_history_grows() -> None:
     prompts = multi_turn_prompts(t.prompt, REFS, TAX)
     last = backend.calls[-1][0]
     assert [(m.role, m.content) for m in last.messages] == [
+        ("system", SYSTEM),
         ("user", prompts[0]), ("assistant", "reply 1"),
         ("user", prompts[1]), ("assistant", "reply 2"),
         ("user", prompts[2]), ("assistant", "reply 3"),
@@ -190,7 +201,7 @@ def test_k_above_instruction_count_is_skipped() -> None:
 
 def test_failed_call_is_recorded_not_dropped() -> None:
     def reply(req: Request) -> str | None:
-        return None if len(req.messages) == 3 else "ok"  # the multi-turn second turn fails
+        return None if users(req) == 2 else "ok"  # the multi-turn second turn fails
 
     backend = ScriptedBackend(reply)
     gens = by_id(list(ProtocolRunner(backend, [task()], protocols=["multi"], ks=range(4)).run()))
@@ -239,7 +250,7 @@ def test_resume_continues_a_conversation() -> None:
     gens = list(ProtocolRunner(more, [task()], protocols=["multi"], ks=[1, 3], done=done).run())
     assert [g.id for g in gens] == ["T/1::multi::k3::s0"]
     assert len(more.calls) == 2  # turns 3 and 4 only
-    assert len(more.calls[0][0].messages) == 5
+    assert len(more.calls[0][0].messages) == 6  # system + 3 user turns + 2 replies
 
 
 def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> None:

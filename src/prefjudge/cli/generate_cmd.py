@@ -22,9 +22,13 @@ from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask
 from prefjudge.testbed.protocols import (
+    FRAMINGS,
     PROTOCOLS,
+    Framing,
     ProtocolGeneration,
     ProtocolRunner,
+    SystemPrompt,
+    framing_settings,
     instruction_problems,
     parse_k,
 )
@@ -37,6 +41,34 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
         return parse_k(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+
+
+def _parse_system_prompt(
+    _ctx: click.Context, _param: click.Parameter, value: str
+) -> SystemPrompt:
+    try:
+        return SystemPrompt.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _open_with_framing_hint(journal: Journal[ProtocolGeneration]) -> Journal[ProtocolGeneration]:
+    """Open the journal; a refusal over the prompt framing says which options resume it."""
+    try:
+        return open_journal(journal, console)
+    except click.ClickException as exc:
+        if 'setting framing: "(not set)" then' in exc.message:
+            exc.message += (
+                "\nIt was made before prompts were framed as the SWE-IF reference (numbered "
+                "instructions, no system prompt): resume it with --framing numbered "
+                "--system-prompt none, or start it again with --force-new."
+            )
+        elif "setting framing" in exc.message or "setting system_prompt" in exc.message:
+            exc.message += (
+                "\nResume it with the --framing and --system-prompt it was made with, or start "
+                "it again with --force-new."
+            )
+        raise
 
 
 @main.command("generate")
@@ -57,6 +89,21 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 )
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per prompt.")
+@click.option(
+    "--framing", type=click.Choice(FRAMINGS), default="reference", show_default=True,
+    help='Single-turn instructions: "reference" as the SWE-IF generator adds them '
+    '("Additionally, ensure your code meets the following requirement(s):"), or '
+    '"numbered" (the earlier "Also, generate the code to meet the following requirements:" '
+    "list). Multi-turn prompts are the same under both.",
+)
+@click.option(
+    "--system-prompt", "system_prompt", default="reference", show_default=True,
+    metavar="reference|none|PATH", callback=_parse_system_prompt,
+    help="System message of every request: the SWE-IF reference text of each task's "
+    "benchmark (LiveCodeBench, or BigCodeBench for every other benchmark), none (no system "
+    "message, the earlier behaviour), or a file's text for every task (a leading <!-- --> "
+    "comment and the final newline are not sent).",
+)
 @click.option("--name", "model_name", help="Model name written in the records (e.g. for "
               "`prefjudge rank` and `persona compare`) [default: the backend's model identity].")
 @click.option("--retry-errors", is_flag=True,
@@ -69,6 +116,8 @@ def generate_command(
     protocol: str,
     ks: list[int],
     samples: int,
+    framing: Framing,
+    system_prompt: SystemPrompt,
     model_name: str | None,
     retry_errors: bool,
     force_new: bool,
@@ -76,8 +125,11 @@ def generate_command(
 ) -> None:
     """Ask a model for every task of AUGMENTED (augmented-task JSONL) under each protocol.
 
-    Single-turn: the prompt followed by the first k instructions, numbered. Multi-turn:
-    the prompt alone, then one instruction per turn with the full history. One record per
+    Prompts are framed as the SWE-IF reference generator frames them: every request begins
+    with its system prompt; single-turn is the prompt followed by the first k instructions
+    ("Additionally, ensure your code meets the following requirement(s):"); multi-turn is
+    the prompt alone, then one instruction per turn with the full history.
+    ``--framing numbered --system-prompt none`` reproduces earlier runs. One record per
     (task, protocol, k, sample), with every turn kept; a failed model call is recorded
     (empty response and an ``error``), never dropped. The output is ready for
     ``prefjudge score``.
@@ -107,11 +159,12 @@ def generate_command(
         output, ProtocolGeneration, lambda gen: f"{gen.model}::{gen.id}", stage="generate",
         inputs={"tasks": augmented},
         settings={**model_settings(backend, sampling), "name": name,
-                  "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml")},
+                  "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
+                  **framing_settings(framing, system_prompt, tasks)},
         force_new=force_new,
     )
     try:
-        with open_journal(journal, console):
+        with _open_with_framing_hint(journal):
             if retry_errors:
                 failed = [key for key, gen in journal.done.items() if gen.error is not None]
                 if journal.discard(failed):
@@ -124,6 +177,7 @@ def generate_command(
             runner = ProtocolRunner(
                 backend, tasks, protocols=protocols, ks=ks, samples=samples,
                 sampling=sampling, done=previous, model_name=name,
+                framing=framing, system_prompt=system_prompt,
             )
             short = Counter(k for _, k in runner.skipped)
             for k, count in sorted(short.items()):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import warnings
 from pathlib import Path
 
 import click
@@ -23,10 +26,13 @@ from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, shown
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
+from prefjudge.plots import pyplot
 from prefjudge.plots.score import save_summary_plot
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
-from prefjudge.scoring.metrics import DEFAULT_RESAMPLES, model_summary, samples_frame
+from prefjudge.scoring.formats import SampleFormatWarning
+from prefjudge.scoring.metrics import DEFAULT_RESAMPLES, model_summary, rows_frame, sample_row
+from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from prefjudge.scoring.score import prepare_job, score_stream
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.verify import ruff_version
@@ -69,6 +75,15 @@ def _load_all_tasks(
 @click.option("--skip-invalid", is_flag=True,
               help="Score the valid lines and list the invalid ones instead of stopping.")
 @click.option("--no-tests", is_flag=True, help="Only verify instructions; skip unit tests.")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE,
+              show_default=True,
+              help="Verification profile: 'reference' gives the SWE-IF authors' verdicts "
+                   "(first fenced block, # noqa honoured, Ruff defaults); 'strict' is "
+                   "hardened (last Python block, noqa ignored, PEP 8 79/72, py311). "
+                   "Recorded in every record; one output never mixes profiles.")
+@click.option("--model", "model_name", default=None,
+              help="Model name for sample files without one (EvalPlus, BigCodeBench, "
+                   "SWE-IF formats); default: the file name.")
 @click.option("--workers", type=int, default=None,
               help="Parallel Ruff groups and sandboxes [default: CPU count].")
 @renamed_option("--timeout", "--test-timeout", "test_timeout", type=float,
@@ -91,6 +106,8 @@ def score_command(
     task_files: tuple[str, ...],
     skip_invalid: bool,
     no_tests: bool,
+    profile: str,
+    model_name: str | None,
     workers: int | None,
     test_timeout: float,
     memory_mb: int,
@@ -108,7 +125,9 @@ def score_command(
     """
     try:
         tasks, tasks_origin, task_paths = _load_all_tasks(task_files, generations)
-        job = prepare_job(generations, tasks, skip_invalid=skip_invalid)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SampleFormatWarning)
+            job = prepare_job(generations, tasks, skip_invalid=skip_invalid, model=model_name)
     except InputError as exc:
         raise click.ClickException(f"{exc}\nNothing was scored (use --skip-invalid to score "
                                    "the valid lines).") from exc
@@ -116,7 +135,11 @@ def score_command(
         raise click.ClickException(
             f"{shown(generations)}: no generation records (the file is empty)"
         )
+    for warning in caught:
+        if issubclass(warning.category, SampleFormatWarning):
+            console.print(f"[yellow]warning: {escape(str(warning.message))}[/]")
     console.print(f"[bold]tasks:[/] {tasks_origin}")
+    console.print(f"[bold]profile:[/] {profile} — {escape(get_profile(profile).summary)}")
     for warning in model_name_warnings({gen.model for _, gen in job.generations}):
         console.print(f"[yellow]warning: {shown(generations)}: {escape(warning)}[/]")
     if job.skipped:
@@ -142,10 +165,11 @@ def score_command(
         inputs={"generations": generations, "tasks": task_paths},
         settings={"tests": not no_tests and bool(tasks), "timeout_s": test_timeout,
                   "memory_mb": memory_mb, "ruff_version": ruff_version(),
-                  "sandbox": isolation_mode},
+                  "sandbox": isolation_mode, "profile": profile, "model": model_name},
         force_new=force_new,
     )
     with open_journal(journal, console):
+        plotting = _load_pyplot_meanwhile()
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)
         if journal.resumed:
@@ -156,35 +180,61 @@ def score_command(
             if key not in done and gen.task_id in tasks
             and tasks[gen.task_id].test_format != "none"
         )
+        scored: list[tuple[object, tuple]] = []
         with progress_bars(console, transient=False) as progress:
             bars = {"verify": progress.add_task("instructions", total=todo)}
             if with_tests:
                 bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
             for record in score_stream(
                 job, done=done, workers=workers or os.cpu_count(), limits=limits,
-                run_tests=not no_tests, isolation=isolation,
+                run_tests=not no_tests, isolation=isolation, profile=profile,
                 on_progress=lambda phase, n: progress.advance(bars[phase], n),
             ):
-                journal.write(record)
+                # Written, then let go: the summary needs only a small row per record, so
+                # memory does not grow by a whole record (response, results) per generation.
+                journal.write(record, keep=False)
+                scored.append((record.meta.get("key"), sample_row(record)))
+        # The summary's rows, in the output's order: the records it held, then the new ones.
         wanted = set(job.keys)
-        records = [rec.model_dump(mode="json") for rec in journal.records()
-                   if rec.meta.get("key") in wanted]
-    summary = model_summary(samples_frame(records), resamples=bootstrap, seed=ci_seed)
+        rows = [sample_row(rec) for rec in journal.done.values() if rec.meta.get("key") in wanted]
+        rows += [row for key, row in scored if key in wanted]
+        del scored
+    summary = model_summary(rows_frame(rows), resamples=bootstrap, seed=ci_seed)
     source = shown(generations)
-    print_frame(summary_table(summary), title=f"prefjudge score — {Path(source).name}")
+    print_frame(summary_table(summary),
+                title=f"prefjudge score — {Path(source).name} — profile {profile}")
     prefix = summary_prefix or summary_path(output)
-    summary.to_csv(Path(f"{prefix}.csv"), index=False)
+    summary.assign(profile=profile).to_csv(Path(f"{prefix}.csv"), index=False)
     Path(f"{prefix}.json").write_text(
         json.dumps({"generations": source, "tasks": tasks_origin, "seed": ci_seed,
-                    "bootstrap": bootstrap,
+                    "bootstrap": bootstrap, "profile": profile,
+                    "ruff_version": ruff_version(),
                     "sandbox": isolation, "models": summary.to_dict(orient="records")},
                    indent=2, default=float)
     )
+    plotting.join()
     save_summary_plot(summary, Path(f"{prefix}.png"))
-    console.print(f"wrote {output} ({len(records)} records), {prefix}.csv/.json/.png")
+    console.print(f"wrote {output} ({len(rows)} records), {prefix}.csv/.json/.png")
     if summary["check_errors"].sum() or summary["func_error"].sum():
         console.print("[yellow]some checks or test runs ended in error: they are counted apart, "
                       "not as failures — see the 'reason'/'detail' fields.[/]")
+
+
+def _load_pyplot_meanwhile() -> threading.Thread:
+    """Import matplotlib (half a second of CPU) while scoring mostly waits on Ruff or tests.
+
+    The summary plot is the last step; without this its import would come after
+    everything else. Not a daemon thread: an import is never cut off at exit. A failed
+    import is left to the plot, which imports again and reports it.
+    """
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            pyplot()
+
+    thread = threading.Thread(target=load, name="prefjudge-load-pyplot")
+    thread.start()
+    return thread
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:

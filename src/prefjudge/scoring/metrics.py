@@ -111,27 +111,36 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
         there is no functional verdict or it errored), check_errors (int), protocol
         (field ``protocol`` of the record, ``"single"`` when absent).
     """
-    rows = []
-    for record in records:
-        rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
-        func_status = rec.func.status if rec.func else None
-        func_pass = np.nan
-        if func_status in ("pass", "fail", "timeout"):
-            func_pass = 1.0 if func_status == "pass" else 0.0
-        rows.append(
-            {
-                "model": rec.model,
-                "task_id": rec.task_id,
-                "k": sample_k(rec),
-                "if_instruction": np.nan if rec.if_instruction is None else rec.if_instruction,
-                "if_task": np.nan if rec.if_task is None else float(rec.if_task),
-                "func_status": func_status,
-                "func_pass": func_pass,
-                "check_errors": sum(r.status == "error" for r in rec.instruction_results),
-                "protocol": _protocol(rec),
-            }
-        )
-    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+    return rows_frame([sample_row(record) for record in records])
+
+
+def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
+    """The row of one record in :func:`samples_frame` (values in :data:`SAMPLE_COLUMNS` order).
+
+    A caller that scores many samples can keep these small rows instead of the records and
+    build the frame with :func:`rows_frame`.
+    """
+    rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
+    func_status = rec.func.status if rec.func else None
+    func_pass = np.nan
+    if func_status in ("pass", "fail", "timeout"):
+        func_pass = 1.0 if func_status == "pass" else 0.0
+    return (
+        rec.model,
+        rec.task_id,
+        sample_k(rec),
+        np.nan if rec.if_instruction is None else rec.if_instruction,
+        np.nan if rec.if_task is None else float(rec.if_task),
+        func_status,
+        func_pass,
+        sum(r.status == "error" for r in rec.instruction_results),
+        _protocol(rec),
+    )
+
+
+def rows_frame(rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
+    """:func:`samples_frame` from rows made by :func:`sample_row`."""
+    return pd.DataFrame(list(rows), columns=SAMPLE_COLUMNS)
 
 
 def checks_frame(

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import queue
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefjudge import __version__
-from prefjudge.io import InputError, InputIssue, read_records
+from prefjudge.io import InputError, InputIssue
 from prefjudge.records import (
     CheckResult,
     FuncResult,
@@ -22,6 +24,8 @@ from prefjudge.records import (
     Task,
 )
 from prefjudge.sandbox import SandboxLimits, run_functional
+from prefjudge.scoring.formats import read_generations
+from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.scoring.verify import ruff_version, verify_batch
 from prefjudge.scoring.verify.extract import extract_code
@@ -83,6 +87,7 @@ def prepare_job(
     *,
     taxonomy: Taxonomy | None = None,
     skip_invalid: bool = False,
+    model: str | None = None,
 ) -> ScoreJob:
     """Read and validate a generations file before anything is scored.
 
@@ -95,6 +100,8 @@ def prepare_job(
         tasks: Tasks by id; empty means no functional tests.
         taxonomy: Instruction taxonomy (the bundled one by default).
         skip_invalid: Leave invalid lines out (listed in ``skipped``) instead of failing.
+        model: Model name for sample files that carry none (EvalPlus, BigCodeBench and
+            SWE-IF formats; see :mod:`prefjudge.scoring.formats`).
 
     Returns:
         The job to score.
@@ -103,7 +110,8 @@ def prepare_job(
         InputError: When a line is invalid and ``skip_invalid`` is False.
     """
     taxonomy = taxonomy or load_taxonomy()
-    records, issues = read_records(path, Generation, collect=True)
+    with paused_gc():  # full collections walk every record read so far (1 s per 10,000)
+        records, issues = read_generations(path, model=model, tasks=tasks)
     spath = str(path)
     valid: list[tuple[int, Generation]] = []
     bad_lines = {issue.line for issue in issues}
@@ -133,6 +141,18 @@ def prepare_job(
     keys = generation_keys([gen for _, gen in resolved])
     skipped = sorted(issues, key=lambda issue: issue.line)
     return ScoreJob(generations=resolved, keys=keys, tasks=tasks, skipped=skipped)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector (reading records makes no cycles worth finding)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _generation_issues(
@@ -174,22 +194,23 @@ def summarise_checks(results: Sequence[CheckResult]) -> tuple[float | None, bool
     return if_instruction, if_task
 
 
-def record_meta(isolation: str) -> dict[str, str]:
-    """The provenance stored in every scored record."""
+def record_meta(isolation: str, profile: str | Profile | None = None) -> dict[str, str]:
+    """The provenance stored in every scored record (tools, sandbox, verification profile)."""
     return {"ruff_version": ruff_version(), "prefjudge_version": __version__,
-            "sandbox": isolation}
+            "sandbox": isolation, "profile": get_profile(profile).name}
 
 
 def score_stream(
     job: ScoreJob,
     *,
     done: set[str] | frozenset[str] = frozenset(),
-    chunk_size: int = 256,
+    chunk_size: int | None = None,
     workers: int | None = None,
     limits: SandboxLimits | None = None,
     run_tests: bool = True,
     isolation: str = "",
     on_progress: ProgressCallback | None = None,
+    profile: str | Profile | None = None,
 ) -> Iterator[ScoredSample]:
     """Score a job, yielding each sample as soon as it and all before it are finished.
 
@@ -198,46 +219,120 @@ def score_stream(
     yielded in input order, so the caller can write them at once and a killed run loses
     at most the samples still in flight.
 
+    Without unit tests, verification is what takes the time: chunks grow from
+    :data:`CHUNK` to :data:`VERIFY_CHUNK` generations (fewer, larger Ruff runs; the first
+    samples still come quickly), and the next chunk is verified in the background while
+    this one's samples are yielded (at most two chunks in flight).
+
     Args:
         job: Validated generations and tasks.
         done: Keys already scored (resume); they are not scored again.
-        chunk_size: Generations verified per batch.
+        chunk_size: Generations verified per batch (default: as described above).
         workers: Parallel Ruff groups and sandbox processes (default: CPU count).
         limits: Sandbox limits.
         run_tests: Run functional tests when the task has any.
         isolation: One-line description of the sandbox isolation, stored in ``meta``.
         on_progress: Called with ``(phase, n)`` as ``n`` items of a phase finish
             (phases: ``verify``, ``tests``).
+        profile: Verification profile (``reference`` by default, or ``strict``): how
+            instructions are checked and which code the unit tests run; stored in
+            ``meta.profile``.
 
     Yields:
         Scored samples in input order.
     """
-    meta = record_meta(isolation)
+    import gc
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    profile = get_profile(profile)
+    meta = record_meta(isolation, profile)
+    tasks = job.tasks if run_tests else {}
     pairs = zip(job.keys, job.generations, strict=True)
     todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
-    for start in range(0, len(todo), chunk_size):
-        chunk = todo[start:start + chunk_size]
+    tested = any(_has_tests(gen, tasks) for _, gen in todo)
+    chunks = _chunks(todo, chunk_size, tested)
+
+    def verify(chunk: list[tuple[str, Generation]]) -> _Verified:
         items = [(gen.response, gen.instructions) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
         checked = verify_batch(items + [item for turns in turn_items for item in turns],
-                               workers=workers)
-        checks, turn_checks = checked[:len(items)], iter(checked[len(items):])
-        if on_progress:
-            on_progress("verify", len(chunk))
-        funcs = _test_results_in_order(chunk, job.tasks if run_tests else {}, workers, limits,
-                                       on_progress)
-        for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
-                                                    strict=True):
-            if_instruction, if_task = summarise_checks(results)
-            yield ScoredSample(
-                **_input_fields(gen),
-                instruction_results=results,
-                if_instruction=if_instruction,
-                if_task=if_task,
-                func=func,
-                turn_results=[next(turn_checks) for _ in turns] if turns else None,
-                meta={**meta, "key": key},
+                               workers=workers, profile=profile)
+        return checked[:len(items)], checked[len(items):], turn_items
+
+    # Verifying the next chunk while this one is written keeps Ruff busy; not beside unit
+    # tests, whose wall-clock timeouts should not compete with it.
+    ahead = None if tested else ThreadPoolExecutor(1, thread_name_prefix="prefjudge-verify")
+    upcoming: Future[_Verified] | None = None
+    # What exists now (the job: about 100 objects per generation, the modules) lives until
+    # the end; each full garbage collection during scoring would walk all of it again
+    # (a third of the CPU of scoring 10,000 generations). Frozen for the run, then thawed;
+    # left alone when someone else froze objects already.
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        for index, chunk in enumerate(chunks):
+            checks, turn_results, turn_items = (
+                verify(chunk) if upcoming is None else upcoming.result()
             )
+            upcoming = None
+            if ahead is not None and index + 1 < len(chunks):
+                upcoming = ahead.submit(verify, chunks[index + 1])
+            if on_progress:
+                on_progress("verify", len(chunk))
+            funcs = _test_results_in_order(chunk, tasks, workers, limits, on_progress, profile)
+            turn_checks = iter(turn_results)
+            for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
+                                                        strict=True):
+                if_instruction, if_task = summarise_checks(results)
+                fields = _input_fields(gen)
+                if "instructions" in fields:  # the validated refs, not dicts to validate again
+                    fields["instructions"] = gen.instructions
+                yield ScoredSample(
+                    **fields,
+                    instruction_results=results,
+                    if_instruction=if_instruction,
+                    if_task=if_task,
+                    func=func,
+                    turn_results=[next(turn_checks) for _ in turns] if turns else None,
+                    meta={**meta, "key": key},
+                )
+    finally:
+        if ahead is not None:  # a consumer that stops early does not wait for the next chunk
+            ahead.shutdown(wait=False, cancel_futures=True)
+        if freeze:
+            gc.unfreeze()
+
+
+CHUNK = 256
+"""Generations verified per batch beside unit tests, and in the first batch without."""
+VERIFY_CHUNK = 2048
+"""Largest batch without unit tests: Ruff start-up is paid once per ~2,000 files, while a
+killed run loses at most the two batches in flight (seconds of work)."""
+
+_Verified = tuple[list[list[CheckResult]], list[list[CheckResult]],
+                  list[list[tuple[str, list[InstructionRef]]]]]
+
+
+def _has_tests(gen: Generation, tasks: dict[str, Task]) -> bool:
+    task = tasks.get(gen.task_id)
+    return task is not None and task.test_format != "none"
+
+
+def _chunks(
+    todo: list[tuple[str, Generation]], chunk_size: int | None, tested: bool
+) -> list[list[tuple[str, Generation]]]:
+    """Split the work into verification batches (see :func:`score_stream`)."""
+    if chunk_size is not None or tested:
+        size = chunk_size or CHUNK
+        return [todo[start:start + size] for start in range(0, len(todo), size)]
+    chunks, start, size = [], 0, CHUNK
+    while start < len(todo):
+        if len(todo) - start - size < CHUNK:  # no small last batch: its Ruff runs cost as much
+            size = len(todo) - start
+        chunks.append(todo[start:start + size])
+        start, size = start + size, min(2 * size, VERIFY_CHUNK)
+    return chunks
 
 
 def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
@@ -274,14 +369,14 @@ def _test_results_in_order(
     workers: int | None,
     limits: SandboxLimits | None,
     on_progress: ProgressCallback | None,
+    profile: Profile,
 ) -> Iterator[FuncResult | None]:
     """Yield each generation's test result (None without tests) in order, as they finish."""
     jobs, positions = [], {}
     for index, (_, gen) in enumerate(chunk):
-        task = tasks.get(gen.task_id)
-        if task is not None and task.test_format != "none":
+        if _has_tests(gen, tasks):
             positions[index] = len(jobs)
-            jobs.append((task, extract_code(gen.response)))
+            jobs.append((tasks[gen.task_id], extract_code(gen.response, profile)))
     if not jobs:
         yield from [None] * len(chunk)
         return

@@ -21,8 +21,9 @@ from pydantic import ValidationError
 
 from prefjudge.io import InputError, read_text
 from prefjudge.paths import data_dir
-from prefjudge.records import InstructionRef, InstructionSpec, ParamSpec
+from prefjudge.records import InstructionRef, InstructionSpec, ParamSpec, VerifierSpec
 from prefjudge.scoring.applicability import ALWAYS, PREDICATES, unknown_predicates
+from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES
 
 EXPECTED_COUNT = 30
 CATEGORIES = ("style", "logic", "documentation", "error_handling", "library")
@@ -183,13 +184,20 @@ class Taxonomy:
         return groups
 
     def check_params(
-        self, instruction_id: str, params: Mapping[str, Any] | None = None
+        self,
+        instruction_id: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        augmentation: bool = False,
     ) -> ResolvedParams:
         """Validate parameters and fill in defaults.
 
         Args:
             instruction_id: The instruction.
-            params: Parameters given by the generation (may be partial or None).
+            params: Parameters given by the generation (may be partial or None); aliases
+                are renamed to the parameter names.
+            augmentation: Hold int values to ``min``..``max`` (what augmentation may
+                choose) instead of ``valid_min``..``valid_max`` (what may be verified).
 
         Returns:
             The resolved parameters and the problems found, each with its field.
@@ -199,8 +207,8 @@ class Taxonomy:
                 {}, [ParamProblem("id", f"unknown instruction id {instruction_id!r}")]
             )
         spec = self._specs[instruction_id]
-        given = dict(params or {})
-        problems = [
+        given, problems = _canonical_names(spec, dict(params or {}))
+        problems += [
             ParamProblem(f"params.{key}", _unknown_key_message(spec, key))
             for key in given
             if key not in {p.name for p in spec.params}
@@ -210,7 +218,7 @@ class Taxonomy:
             if param.name not in given:
                 resolved[param.name] = param.default
                 continue
-            message = param_value_problem(param, given[param.name])
+            message = param_value_problem(param, given[param.name], augmentation=augmentation)
             if message:
                 problems.append(ParamProblem(f"params.{param.name}", message))
                 resolved[param.name] = param.default
@@ -236,6 +244,8 @@ class Taxonomy:
     def repair(self, ref: InstructionRef) -> tuple[InstructionRef, list[ParamRepair]]:
         """Make an instruction reference valid: drop unknown keys, reset invalid values.
 
+        Used by augmentation, so int values outside ``min``..``max`` are reset too.
+
         Args:
             ref: A reference with a known id (parameters may be anything).
 
@@ -246,7 +256,7 @@ class Taxonomy:
             UnknownInstructionError: When the id is unknown (that cannot be repaired).
         """
         spec = self.get(ref.id)
-        result = self.check_params(ref.id, ref.params)
+        result = self.check_params(ref.id, ref.params, augmentation=True)
         repairs = []
         for problem in result.problems:
             key = problem.field.removeprefix("params.")
@@ -272,15 +282,47 @@ class Taxonomy:
         return template.format(**self.resolve(ref))
 
 
-def param_value_problem(param: ParamSpec, value: Any) -> str | None:
-    """Why a value is not allowed for a parameter (None when it is allowed)."""
+def _canonical_names(
+    spec: InstructionSpec, given: dict[str, Any]
+) -> tuple[dict[str, Any], list[ParamProblem]]:
+    """``given`` with parameter aliases (SWE-IF's or older names) renamed to the names."""
+    aliases = {alias: p.name for p in spec.params for alias in p.aliases}
+    if not aliases or not aliases.keys() & given.keys():
+        return given, []
+    renamed: dict[str, Any] = {}
+    problems = []
+    for key, value in given.items():
+        name = aliases.get(key, key)
+        if name in renamed:
+            problems.append(ParamProblem(
+                f"params.{key}", f"{key!r} and {name!r} name the same parameter; give one"
+            ))
+            continue
+        renamed[name] = value
+    return renamed, problems
+
+
+def valid_range(param: ParamSpec) -> tuple[int | None, int | None]:
+    """The values a generation may ask for: ``valid_min``/``valid_max``, else ``min``/``max``."""
+    low = param.min if param.valid_min is None else param.valid_min
+    high = param.max if param.valid_max is None else param.valid_max
+    return low, high
+
+
+def param_value_problem(param: ParamSpec, value: Any, *, augmentation: bool = False) -> str | None:
+    """Why a value is not allowed for a parameter (None when it is allowed).
+
+    Args:
+        param: The parameter.
+        value: The value given.
+        augmentation: Hold int values to ``min``..``max`` rather than the valid range.
+    """
     if param.type == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             return f"expected an integer, got {type(value).__name__} {value!r}"
-        low = -(10**18) if param.min is None else param.min
-        high = 10**18 if param.max is None else param.max
-        if not low <= value <= high:
-            return f"{value} is outside the allowed range {param.min}–{param.max}"
+        low, high = (param.min, param.max) if augmentation else valid_range(param)
+        if not (low is None or low <= value) or not (high is None or value <= high):
+            return f"{value} is outside the allowed range {low}–{high}"
         return None
     choices = param.choices or []
     if not isinstance(value, str):
@@ -397,12 +439,19 @@ def _param_problems(param: ParamSpec) -> list[str]:
     if param.type == "int":
         if param.min is None or param.max is None or param.min > param.max:
             problems.append("int parameters need min <= max")
+        low, high = valid_range(param)
+        if None not in (param.min, param.max, low, high) and not (
+            low <= param.min and param.max <= high  # type: ignore[operator]
+        ):
+            problems.append("valid_min..valid_max must contain min..max")
+    elif param.valid_min is not None or param.valid_max is not None:
+        problems.append("valid_min/valid_max apply to int parameters only")
     elif not param.choices:
         problems.append("choice parameters need choices")
     for label, value in [("default", param.default)] + [
         ("recommended", value) for value in param.recommended
     ]:
-        message = param_value_problem(param, value)
+        message = param_value_problem(param, value, augmentation=True)
         if message:
             problems.append(f"{label}: {message}")
     return problems
@@ -424,21 +473,42 @@ def _verifier_problems(spec: InstructionSpec, names: set[str]) -> list[str]:
         match = _PLACEHOLDER_VALUE.match(value) if isinstance(value, str) else None
         if match and match.group(1) not in names:
             problems.append(f"setting {key} uses unknown parameter {match.group(1)!r}")
+    for profile in verifier.profiles:
+        if profile not in PROFILES or profile == DEFAULT_PROFILE:
+            others = sorted(set(PROFILES) - {DEFAULT_PROFILE})
+            problems.append(f"verifier profiles: {profile!r} is not one of {others}")
+            continue
+        try:
+            variant = verifier.for_profile(profile)
+        except ValidationError as exc:
+            problems.append(f"verifier profiles.{profile}: {exc.errors()[0]['msg']}")
+            continue
+        if variant.profiles:
+            problems.append(f"verifier profiles.{profile} may not hold profiles")
+        else:
+            problems += [
+                f"profiles.{profile}: {p}" for p in _verifier_problems(
+                    spec.model_copy(update={"verifier": variant}), names
+                )
+            ]
     return problems
 
 
-def resolve_settings(spec: InstructionSpec, params: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_settings(
+    spec: InstructionSpec, params: Mapping[str, Any], verifier: VerifierSpec | None = None
+) -> dict[str, Any]:
     """The verifier's Ruff settings with ``"{param}"`` values replaced by parameter values.
 
     Args:
         spec: The instruction.
         params: Resolved parameters.
+        verifier: The verifier of the profile in use (``spec.verifier`` by default).
 
     Returns:
         TOML dotted key to typed value.
     """
     settings = {}
-    for key, value in spec.verifier.settings.items():
+    for key, value in (verifier or spec.verifier).settings.items():
         match = _PLACEHOLDER_VALUE.match(value) if isinstance(value, str) else None
         settings[key] = params[match.group(1)] if match else value
     return settings

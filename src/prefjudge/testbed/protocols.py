@@ -1,10 +1,30 @@
-"""Single-turn and multi-turn interaction protocols: prompt building and the generation loop.
+r"""Single-turn and multi-turn interaction protocols: prompt building and the generation loop.
 
-* **single**: one user turn, the task's prompt followed by :data:`SINGLE_TURN_HEADER` and
-  the first k instructions, numbered (single-turn templates).
-* **multi**: turn 1 is the task's prompt alone; each later turn adds one instruction
-  (multi-turn template) to the full history, previous assistant replies included. The last
-  turn's reply is the generation's ``response``; every turn is kept.
+Prompts are framed as the SWE-IF paper's reference generator frames them
+(``maszhongming/SWE-IF``, ``swe_if/code_generator.py``, commit 767d190) unless told
+otherwise:
+
+* **system prompt**: every request starts with a system message, the reference text for
+  the task's benchmark (:func:`prompt_benchmark`: LiveCodeBench, or BigCodeBench for every
+  other benchmark), read from ``rubrics/prompts/generation_system_*.md``. A
+  :class:`SystemPrompt` can instead send none (the old behaviour) or one file's text.
+* **single**: one user turn. With the ``reference`` framing (:data:`FRAMINGS`) the task's
+  prompt, unchanged (not stripped, as the reference does not strip it), then a blank line
+  and ``Additionally, ensure your code meets the following requirement: <text>`` for one
+  instruction, or the plural header followed by ``\n1. <text>``, ``\n2. <text>``, ... for
+  several. The ``numbered`` framing is prefjudge's earlier form: the stripped prompt, then
+  :data:`SINGLE_TURN_HEADER` and the numbered instructions (one instruction numbered too).
+* **multi**: turn 1 is the task's prompt alone; each later turn is one instruction's
+  multi-turn (edit) template alone, sent with the full history, previous assistant replies
+  included (the same under both framings). The last turn's reply is the generation's
+  ``response``; every turn is kept.
+
+LiveCodeBench: the reference also puts a "Problem Type" block (stdin/stdout or functional)
+before the problem text. prefjudge does not: every LiveCodeBench task it loads
+(:mod:`prefjudge.scoring.tasks`) already ends with its own note saying how it is evaluated
+(a complete stdin/stdout program, or the ``class Solution`` starter code), and the
+reference's functional block asks for a ``solve()`` function, which would contradict that
+starter code.
 
 k = 0 is the plain prompt for both protocols. One run covers a list of k values so FR_k can
 be computed against k = 0. Multi-turn generations of one task (and sample) share one
@@ -16,7 +36,9 @@ in one ``generate`` call (vLLM batches them); identical requests in a round are 
 A failed model call never drops a generation: its turn records the ``error``, and the
 generation is written with ``response == ""`` and an ``error`` field (the later turns of a
 failed conversation are not attempted). The record is
-:class:`~prefjudge.records.ProtocolGeneration` (re-exported here)::
+:class:`~prefjudge.records.ProtocolGeneration` (re-exported here), with two extra fields:
+``framing`` and ``system_prompt_sha256`` (the SHA-256 of the system message its requests
+began with, or None)::
 
     runner = ProtocolRunner(backend, tasks, protocols=["single", "multi"], ks=range(6),
                             sampling=Sampling(max_tokens=1024))
@@ -26,36 +48,252 @@ failed conversation are not attempted). The record is
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from prefjudge.backends.base import Backend, Message, Request, Result, Sampling
+from prefjudge.paths import data_dir
 from prefjudge.records import (
     AugmentedTask,
     InstructionRef,
     ProtocolGeneration,
     ProtocolName,
+    Task,
     Turn,
 )
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 
 __all__ = [
+    "FRAMINGS",
+    "NO_SYSTEM_PROMPT",
     "PROTOCOLS",
+    "REFERENCE_HEADER_MANY",
+    "REFERENCE_HEADER_ONE",
+    "REFERENCE_SYSTEM_PROMPT",
     "SINGLE_TURN_HEADER",
+    "SYSTEM_PROMPT_FILES",
+    "Benchmark",
+    "Framing",
     "ProtocolGeneration",
     "ProtocolName",
     "ProtocolRunner",
+    "SystemPrompt",
+    "framing_settings",
     "generation_id",
     "instruction_problems",
     "multi_turn_prompts",
     "parse_k",
+    "prompt_benchmark",
+    "read_prompt_file",
+    "reference_system_prompt",
     "single_turn_prompt",
+    "text_sha256",
 ]
 
 PROTOCOLS: tuple[ProtocolName, ...] = ("single", "multi")
+
+Framing = Literal["reference", "numbered"]
+"""How single-turn instructions follow the task: the SWE-IF reference form, or numbered."""
+FRAMINGS: tuple[Framing, ...] = ("reference", "numbered")
+
+#: The ``numbered`` framing's header (prefjudge's earlier single-turn form).
 SINGLE_TURN_HEADER = "Also, generate the code to meet the following requirements:"
+#: The ``reference`` framing with one instruction: this, a space, the instruction.
+REFERENCE_HEADER_ONE = "Additionally, ensure your code meets the following requirement:"
+#: The ``reference`` framing with several: this, then ``\n1. <text>``, ``\n2. <text>``, ...
+REFERENCE_HEADER_MANY = "Additionally, ensure your code meets the following requirements:"
+
+Benchmark = Literal["bigcodebench", "livecodebench"]
+"""Which reference system prompt a task gets (every benchmark but LiveCodeBench: BigCodeBench)."""
+#: The reference system prompts, under ``rubrics/prompts/``.
+SYSTEM_PROMPT_FILES: dict[Benchmark, str] = {
+    "bigcodebench": "generation_system_bigcodebench.md",
+    "livecodebench": "generation_system_livecodebench.md",
+}
+
+
+def read_prompt_file(path: str | os.PathLike[str]) -> str:
+    r"""Read a prompt file: its text less a leading ``<!-- ... -->`` comment and a final newline.
+
+    The comment (the file's header: where the text comes from) is dropped with the line
+    break after it; then one final ``\n``, if there is one, is dropped. Everything else is
+    kept byte for byte (no other stripping).
+
+    Args:
+        path: The file (UTF-8).
+
+    Returns:
+        The prompt text.
+
+    Raises:
+        ValueError: When the file cannot be read, is not UTF-8, has an unclosed header
+            comment, or holds no text.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the prompt ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: the prompt is not UTF-8 ({exc.reason})") from exc
+    text = text.removeprefix("\ufeff")
+    if text.startswith("<!--"):
+        end = text.find("-->")
+        if end < 0:
+            raise ValueError(f"{path}: the header comment '<!--' is never closed by '-->'")
+        text = text[end + 3 :].removeprefix("\n")
+    text = text.removesuffix("\n")
+    if not text.strip():
+        raise ValueError(f"{path}: the prompt is empty")
+    return text
+
+
+@functools.cache
+def reference_system_prompt(benchmark: Benchmark) -> str:
+    """Return the SWE-IF reference generation system prompt for a benchmark.
+
+    Args:
+        benchmark: ``bigcodebench`` (used for every benchmark but LiveCodeBench) or
+            ``livecodebench``.
+
+    Returns:
+        The text, exactly as the reference generator sends it.
+    """
+    return read_prompt_file(data_dir("rubrics") / "prompts" / SYSTEM_PROMPT_FILES[benchmark])
+
+
+def text_sha256(text: str) -> str:
+    """Return the SHA-256 (hex) of a text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
+
+
+def prompt_benchmark(task: Task) -> Benchmark:
+    """Say which reference system prompt a task gets.
+
+    The task's ``source`` decides when it names a benchmark: every loader of
+    :mod:`prefjudge.scoring.tasks` sets it (``livecodebench``, ``bigcodebench``,
+    ``humaneval``, ...; compared ignoring case and punctuation, so ``LiveCodeBench-v6``
+    counts). Tasks with the default source ``prefjudge`` (or none) fall back on the id:
+    ``LiveCodeBench/...`` (the id the loader gives) is LiveCodeBench. Everything else gets
+    the BigCodeBench prompt, as every non-LiveCodeBench benchmark does in prefjudge.
+
+    Args:
+        task: The task.
+
+    Returns:
+        ``livecodebench`` or ``bigcodebench``.
+    """
+    source = _word(task.source or "")
+    if source and source != "prefjudge":
+        return "livecodebench" if source.startswith("livecodebench") else "bigcodebench"
+    prefix = task.task_id.split("/", 1)[0] if "/" in task.task_id else ""
+    return "livecodebench" if _word(prefix) == "livecodebench" else "bigcodebench"
+
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    """Which system message begins every request of a generation run.
+
+    Attributes:
+        mode: ``reference`` (the SWE-IF text for each task's benchmark), ``none`` (no
+            system message) or ``file`` (``text``, for every task).
+        text: The text of a ``file`` system prompt.
+        path: Where that text was read from (shown to people; not part of any binding).
+    """
+
+    mode: Literal["reference", "none", "file"] = "reference"
+    text: str | None = None
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("reference", "none", "file"):
+            raise ValueError(f"unknown system prompt mode {self.mode!r}")
+        if (self.mode == "file") != (self.text is not None):
+            raise ValueError("a system prompt has a text exactly when its mode is 'file'")
+
+    @classmethod
+    def parse(cls, value: str) -> SystemPrompt:
+        """Read a ``--system-prompt`` value: ``reference``, ``none`` or a file's path.
+
+        The two words win over files of those names (write ``./none`` for such a file). A
+        file is read with :func:`read_prompt_file`, so a leading ``<!-- ... -->`` comment
+        and one final newline are not sent.
+
+        Args:
+            value: The option's value.
+
+        Returns:
+            The system prompt.
+
+        Raises:
+            ValueError: When the file cannot be read or is empty.
+        """
+        if value in ("reference", "none"):
+            return cls(value)  # type: ignore[arg-type]
+        path = Path(value)
+        if path.is_dir():
+            raise ValueError(f"{path}: is a folder; expected reference, none or a file")
+        if not path.exists():
+            raise ValueError(f"{path}: no such file (expected reference, none or a file)")
+        return cls("file", read_prompt_file(path), str(path))
+
+    def for_task(self, task: Task) -> str | None:
+        """Return the system message a task's requests begin with, or None for none.
+
+        Args:
+            task: The task.
+
+        Returns:
+            The text, or None.
+        """
+        if self.mode == "none":
+            return None
+        if self.mode == "file":
+            return self.text
+        return reference_system_prompt(prompt_benchmark(task))
+
+
+#: The default: the SWE-IF reference text of each task's benchmark.
+REFERENCE_SYSTEM_PROMPT = SystemPrompt("reference")
+#: No system message (prefjudge's earlier behaviour).
+NO_SYSTEM_PROMPT = SystemPrompt("none")
+
+
+def framing_settings(
+    framing: Framing, system_prompt: SystemPrompt, tasks: Iterable[Task]
+) -> dict[str, Any]:
+    """The run-journal settings that bind a generation output to its prompt framing.
+
+    Empty for the earlier behaviour (``numbered`` framing, no system prompt), so outputs
+    made before these settings existed resume under it; otherwise ``framing``,
+    ``system_prompt`` (the mode) and ``system_prompt_sha256`` (the sorted SHA-256s of the
+    system texts the tasks get, ``[]`` for none). A file system prompt is bound by its
+    content, not its path.
+
+    Args:
+        framing: The single-turn framing.
+        system_prompt: The system prompt.
+        tasks: The run's tasks (the reference mode's texts depend on their benchmarks).
+
+    Returns:
+        Settings to add to the journal's.
+    """
+    texts = {system_prompt.for_task(task) for task in tasks}
+    digests = sorted(text_sha256(text) for text in texts if text is not None)
+    if framing == "numbered" and system_prompt.mode == "none":
+        return {}
+    return {"framing": framing, "system_prompt": system_prompt.mode,
+            "system_prompt_sha256": digests}
 
 
 def generation_id(task_id: str, protocol: str, k: int, sample: int = 0) -> str:
@@ -89,29 +327,54 @@ def parse_k(text: str) -> list[int]:
 
 
 def single_turn_prompt(
-    prompt: str, refs: Sequence[InstructionRef], taxonomy: Taxonomy | None = None
+    prompt: str,
+    refs: Sequence[InstructionRef],
+    taxonomy: Taxonomy | None = None,
+    *,
+    framing: Framing = "reference",
 ) -> str:
-    """Build the single-turn prompt: the task followed by the numbered instructions.
+    r"""Build the single-turn prompt: the task followed by the instructions.
+
+    ``reference`` (the SWE-IF generator's form): ``prompt`` as given (not stripped),
+    ``"\n\n"``, then ``REFERENCE_HEADER_ONE + " " + text`` for one instruction, or
+    :data:`REFERENCE_HEADER_MANY` followed by ``"\n1. " + text``, ``"\n2. " + text``, ...
+    for several. ``numbered`` (prefjudge's earlier form): the stripped prompt, a blank
+    line, :data:`SINGLE_TURN_HEADER` and one numbered line per instruction.
 
     Args:
         prompt: The task's original prompt.
-        refs: Instructions to add (none gives the plain prompt).
+        refs: Instructions to add (none gives the plain prompt, under both framings).
         taxonomy: Taxonomy with the templates (the bundled one by default).
+        framing: ``reference`` or ``numbered``.
 
     Returns:
         The user message.
+
+    Raises:
+        ValueError: On an unknown framing.
     """
+    if framing not in FRAMINGS:
+        raise ValueError(f"unknown framing {framing!r}: expected one of {', '.join(FRAMINGS)}")
     if not refs:
         return prompt
     taxonomy = taxonomy or load_taxonomy()
-    lines = [f"{i}. {taxonomy.prompt(ref)}" for i, ref in enumerate(refs, start=1)]
-    return f"{prompt.rstrip()}\n\n{SINGLE_TURN_HEADER}\n" + "\n".join(lines)
+    texts = [taxonomy.prompt(ref) for ref in refs]
+    if framing == "numbered":
+        lines = [f"{i}. {text}" for i, text in enumerate(texts, start=1)]
+        return f"{prompt.rstrip()}\n\n{SINGLE_TURN_HEADER}\n" + "\n".join(lines)
+    if len(texts) == 1:
+        return f"{prompt}\n\n{REFERENCE_HEADER_ONE} {texts[0]}"
+    numbered = "".join(f"\n{i}. {text}" for i, text in enumerate(texts, start=1))
+    return f"{prompt}\n\n{REFERENCE_HEADER_MANY}{numbered}"
 
 
 def multi_turn_prompts(
     prompt: str, refs: Sequence[InstructionRef], taxonomy: Taxonomy | None = None
 ) -> list[str]:
     """Build the user turns of the multi-turn protocol.
+
+    Turn 1 is the prompt as given; each later turn is one instruction's multi-turn (edit)
+    template alone, as in the SWE-IF reference (the same under both framings).
 
     Args:
         prompt: The task's original prompt (turn 1).
@@ -159,6 +422,7 @@ class _Conversation:
     prompts: list[str]  # user turns to send, in order
     instructions: list[InstructionRef | None]  # the instruction each turn adds
     emit: dict[int, list[int]]  # number of turns -> k values finished at that turn
+    system: str | None = None  # the system message every request begins with
     turns: list[Turn] = field(default_factory=list)
     error: str | None = None
 
@@ -178,6 +442,8 @@ class _Conversation:
 
     def messages(self) -> tuple[Message, ...]:
         history: list[Message] = []
+        if self.system is not None:
+            history.append(Message(role="system", content=self.system))
         for turn in self.turns:
             history.append(Message(role="user", content=turn.prompt))
             history.append(Message(role="assistant", content=turn.response))
@@ -208,6 +474,8 @@ class ProtocolRunner:
         taxonomy: Taxonomy | None = None,
         done: Mapping[str, Mapping[str, Any] | ProtocolGeneration] | None = None,
         model_name: str | None = None,
+        framing: Framing = "reference",
+        system_prompt: SystemPrompt = REFERENCE_SYSTEM_PROMPT,
     ):
         """Plan the run.
 
@@ -223,7 +491,18 @@ class ProtocolRunner:
                 conversation continues from the turns of the longest one without error.
             model_name: The ``model`` written in every record (default: the backend's
                 model identity).
+            framing: How single-turn prompts add their instructions (``reference`` or
+                ``numbered``; see :func:`single_turn_prompt`).
+            system_prompt: The system message every request begins with (by default the
+                SWE-IF reference text of each task's benchmark).
+
+        Raises:
+            ValueError: On an unknown framing.
         """
+        if framing not in FRAMINGS:
+            raise ValueError(f"unknown framing {framing!r}: expected one of {', '.join(FRAMINGS)}")
+        self.framing = framing
+        self.system_prompt = system_prompt
         self.backend = backend
         self.model_name = model_name or backend.model_id
         self.sampling = sampling or Sampling()
@@ -253,12 +532,13 @@ class ProtocolRunner:
         todo = [k for k in ks if generation_id(task.task_id, protocol, k, sample) not in self.done]
         if not todo:
             return
+        system = self.system_prompt.for_task(task)
         if protocol == "single":
             for k in todo:
                 refs = task.instructions[:k]
-                prompt = single_turn_prompt(task.prompt, refs, self.taxonomy)
+                prompt = single_turn_prompt(task.prompt, refs, self.taxonomy, framing=self.framing)
                 self.conversations.append(
-                    _Conversation(task, protocol, sample, [prompt], [None], {1: [k]})
+                    _Conversation(task, protocol, sample, [prompt], [None], {1: [k]}, system)
                 )
             return
         most = max(todo)
@@ -267,16 +547,23 @@ class ProtocolRunner:
         emit: dict[int, list[int]] = {}
         for k in todo:
             emit.setdefault(k + 1, []).append(k)
-        conv = _Conversation(task, protocol, sample, prompts, [None, *refs], emit)
+        conv = _Conversation(task, protocol, sample, prompts, [None, *refs], emit, system)
         conv.turns = self._resumed_turns(conv, ks)
         self.conversations.append(conv)
 
     def _resumed_turns(self, conv: _Conversation, ks: list[int]) -> list[Turn]:
-        """The longest error-free prefix already written for this conversation."""
+        """The longest error-free prefix already written for this conversation.
+
+        Only records made with the same system message count (a record without
+        ``system_prompt_sha256`` was made with none).
+        """
         best: list[Turn] = []
+        digest = None if conv.system is None else text_sha256(conv.system)
         for k in ks:
             record = self.done.get(generation_id(conv.task.task_id, "multi", k, conv.sample))
             if record is None or record.error is not None or len(record.turns) <= len(best):
+                continue
+            if (record.model_extra or {}).get("system_prompt_sha256") != digest:
                 continue
             turns = record.turns[: len(conv.prompts)]
             if [t.prompt for t in turns] == conv.prompts[: len(turns)]:
@@ -373,4 +660,6 @@ class ProtocolRunner:
             sample=conv.sample,
             turns=turns,
             error=conv.error if failed else None,
+            framing=self.framing,
+            system_prompt_sha256=None if conv.system is None else text_sha256(conv.system),
         )

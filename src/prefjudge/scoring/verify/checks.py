@@ -12,12 +12,21 @@ import io
 import json
 import re
 import sys
+import tempfile
 import tokenize
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from prefjudge.scoring.verify.extract import fenced_blocks
+from prefjudge.scoring.verify.ruff_engine import (
+    RuffConfig,
+    RuffOptions,
+    RuffRunError,
+    diagnostic_of,
+    run_ruff,
+)
 
 MAX_REASONS = 10
 
@@ -52,15 +61,46 @@ def join_reasons(items: list[str]) -> str:
 
 
 def pure_code(response: str) -> str | None:
-    """doc_4: the whole response is Python source, with no prose and no fences."""
-    if not response.strip():
-        return "the response is empty"
+    """doc_4 (reference): the whole response parses as Python; an empty response does."""
     problem = parse_problem(response)
     return None if problem is None else f"the whole response is not Python ({problem})"
 
 
+def pure_code_nonempty(response: str) -> str | None:
+    """doc_4 (strict): the whole response is non-empty Python source, no prose, no fences."""
+    if not response.strip():
+        return "the response is empty"
+    return pure_code(response)
+
+
+# The whole response: a ```python block, then a ```json block, only whitespace around them.
+# The spelling of the SWE-IF reference's doc_6 check (evaluator.py, test_json_format),
+# anchored at both ends; the first way the text splits into the two blocks is the one
+# whose JSON is read, as there.
+_CODE_THEN_JSON = re.compile(r"\s*```python\s*(.+?)\s*```\s*```json\s*(.+?)\s*```\s*", re.DOTALL)
+
+
 def code_then_json(response: str) -> str | None:
-    """doc_6: a fenced Python code block followed by a fenced json block holding an object."""
+    """doc_6 (reference): exactly a python block then a json block holding any JSON value."""
+    stripped = response.strip()
+    shaped = stripped.startswith("```python") and stripped.endswith("```")
+    match = _CODE_THEN_JSON.fullmatch(response) if shaped and "```json" in stripped else None
+    if match is None:
+        return (
+            "the response is not exactly a ```python block followed by a ```json block "
+            "(only whitespace may surround them)"
+        )
+    try:
+        json.loads(match.group(2))
+    except json.JSONDecodeError as exc:
+        return f"the json block is not valid JSON: {exc.msg}"
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, absurd nesting
+        return f"the json block cannot be read as JSON: {type(exc).__name__}: {exc}"
+    return None
+
+
+def code_then_json_blocks(response: str) -> str | None:
+    """doc_6 (strict): a fenced Python block, later a fenced json block holding an object."""
     blocks = fenced_blocks(response)
     code_positions = [i for i, block in enumerate(blocks) if block.is_python]
     if not code_positions:
@@ -74,6 +114,9 @@ def code_then_json(response: str) -> str | None:
         value = json.loads(block.text)
     except json.JSONDecodeError as exc:
         return f"the json block (line {block.start_line}) is not valid JSON: {exc.msg}"
+    except (ValueError, RecursionError) as exc:
+        return (f"the json block (line {block.start_line}) cannot be read as JSON: "
+                f"{type(exc).__name__}: {exc}")
     if not isinstance(value, dict):
         kind = type(value).__name__
         return f"the json block (line {block.start_line}) holds a {kind}, not an object"
@@ -157,24 +200,123 @@ def _describe(node: ast.AST) -> str:
     return f"{kind} {node.name}"  # type: ignore[attr-defined]
 
 
+class CheckUndetermined(Exception):
+    """A Python check could not decide; the check is ``error`` with this message."""
+
+
 def no_generic_df_name(code: str, tree: ast.Module) -> str | None:
-    """library_2 (Ruff's removed PD901): no variable is assigned the generic name ``df``."""
-    del code
-    lines = sorted(
-        {
-            node.lineno
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and node.id == "df" and isinstance(node.ctx, ast.Store)
-        }
-    )
-    if not lines:
+    """library_2's PD901 part, as Ruff's removed PD901 flagged it, ``# noqa`` honoured.
+
+    Ruff removed PD901 (pandas-df-variable-name); this flags exactly what it flagged: an
+    assignment statement with a single target that is the name ``df``. Annotated,
+    augmented and chained assignments, tuple targets, loop variables, ``with ... as df``,
+    ``:=`` and parameters were never flagged. Whether a ``# noqa`` comment silences a
+    finding is left to Ruff itself (see :func:`unsilenced_targets`).
+
+    Raises:
+        CheckUndetermined: When Ruff cannot be run to read the ``# noqa`` comments.
+    """
+    targets = pd901_targets(code, tree)
+    if targets and "noqa" in code.lower():
+        targets = unsilenced_targets(code, targets)
+    return _pd901_reason(targets)
+
+
+def no_generic_df_name_ignoring_noqa(code: str, tree: ast.Module) -> str | None:
+    """library_2's PD901 part for the strict profile: ``# noqa`` comments do not count."""
+    return _pd901_reason(pd901_targets(code, tree))
+
+
+def _pd901_reason(targets: list[tuple[int, int]]) -> str | None:
+    if not targets:
         return None
+    lines = sorted({row for row, _ in targets})
     return join_reasons(
         [
             f"PD901 line {line}: Avoid using the generic variable name `df` for DataFrames"
             for line in lines
         ]
     )
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(code: str) -> list[str]:
+    """The code's lines as Python and Ruff count them (split at LF, CR LF or CR)."""
+    return _LINE_BREAK.split(code)
+
+
+def pd901_targets(code: str, tree: ast.Module) -> list[tuple[int, int]]:
+    """``(row, character column)`` (1-based row, 0-based column) of every PD901 target."""
+    lines = source_lines(code)
+    found = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "df"
+        ):
+            target = node.targets[0]
+            line = lines[target.lineno - 1]
+            column = len(line.encode("utf-8")[: target.col_offset].decode("utf-8", "replace"))
+            found.add((target.lineno, column))
+    return sorted(found)
+
+
+# E741 (ambiguous variable name) flags any assignment to ``l``: written in place of a
+# ``df`` target ("df" -> "l "), it stands in for PD901 at the same place, and Ruff's own
+# handling of suppression comments (line mapping of multi-line strings and continuations,
+# file-level exemptions) decides whether it is silenced. Codes in comments are swapped to
+# match.
+_PROXY_RULE = "E741"
+
+
+def unsilenced_targets(code: str, targets: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The PD901 targets that no ``# noqa`` comment silences, according to Ruff.
+
+    Args:
+        code: Code that parses.
+        targets: Its PD901 targets (:func:`pd901_targets`).
+
+    Returns:
+        The targets Ruff would still report.
+
+    Raises:
+        CheckUndetermined: When the comments cannot be read or Ruff cannot be run.
+    """
+    lines = source_lines(code)
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    for row, column in targets:
+        edits.setdefault(row, []).append((column, column + 2, "l "))
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                (row, column), text = token.start, token.string
+                swapped = text.replace(_PROXY_RULE, "X741").replace("PD901", _PROXY_RULE)
+                if swapped != text:
+                    edits.setdefault(row, []).append((column, column + len(text), swapped))
+    except (tokenize.TokenError, SyntaxError) as exc:
+        raise CheckUndetermined(f"the comments cannot be read ({exc})") from exc
+    for row, changes in edits.items():
+        line = lines[row - 1]
+        for start, stop, text in sorted(changes, reverse=True):
+            line = line[:start] + text + line[stop:]
+        lines[row - 1] = line
+    breaks = _LINE_BREAK.findall(code)
+    proxy = "".join(line + brk for line, brk in zip(lines, [*breaks, ""], strict=True))
+    config = RuffConfig.build([_PROXY_RULE], False, {}, RuffOptions(honour_noqa=True))
+    with tempfile.TemporaryDirectory(prefix="prefjudge-pd901-") as workdir:
+        (Path(workdir) / "proxy.py").write_bytes(proxy.encode("utf-8"))
+        try:
+            report = run_ruff(config, ["proxy.py"], workdir=Path(workdir))
+        except RuffRunError as exc:
+            raise CheckUndetermined(f"ruff error while reading # noqa comments: {exc}") from exc
+    reported = {
+        (d.row, d.column - 1) for d in map(diagnostic_of, report) if d.code == _PROXY_RULE
+    }
+    return [target for target in targets if target in reported]
 
 
 def mentions_df(code: str) -> bool:
@@ -202,9 +344,14 @@ class CodeCheck:
 
 RESPONSE_CHECKS: dict[str, Callable[[str], str | None]] = {
     "pure_code": pure_code,
+    "pure_code_nonempty": pure_code_nonempty,
     "code_then_json": code_then_json,
+    "code_then_json_blocks": code_then_json_blocks,
 }
 CODE_CHECKS: dict[str, CodeCheck] = {
     "no_comments_or_docstrings": CodeCheck(no_comments_or_docstrings),
     "no_generic_df_name": CodeCheck(no_generic_df_name, relevant=mentions_df),
+    "no_generic_df_name_ignoring_noqa": CodeCheck(
+        no_generic_df_name_ignoring_noqa, relevant=mentions_df
+    ),
 }

@@ -6,12 +6,15 @@ checks into a few runs over many files (see :mod:`prefjudge.scoring.verify.plan`
 one Ruff process per check, with exactly that check's rules and settings. Their results
 are identical (the benchmark and the tests compare them).
 
-Rules applied to every check:
+Rules applied to every check (the verification profile, :mod:`prefjudge.scoring.profiles`,
+decides which code is extracted, whether ``# noqa`` counts, Ruff's target version and a
+few instructions' verifiers):
 
 - code-level instructions look at :func:`~prefjudge.scoring.verify.extract.extract_code`; code
   that does not parse fails them with a reason starting ``does not parse``. Ruff's parser
-  (target version :data:`~prefjudge.scoring.verify.ruff_engine.TARGET_VERSION`) decides for Ruff
-  checks, Python's own parser for the checks written in Python;
+  decides for Ruff checks, Python's own parser for the checks written in Python. A Python
+  check beside Ruff (library_2's ``df`` part) on code that Ruff parses but this Python
+  cannot (newer syntax) is ``error``: its verdict cannot be determined here;
 - response-level instructions (doc_4, doc_6) look at the whole response;
 - a Ruff failure (cannot start, bad configuration, crash, timeout) makes the affected
   checks ``error`` with the reason, never ``pass`` or ``fail``;
@@ -28,18 +31,20 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefjudge.records import CheckResult, InstructionRef, InstructionSpec
+from prefjudge.records import CheckResult, InstructionRef, InstructionSpec, VerifierSpec
+from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy, resolve_settings
 from prefjudge.scoring.verify.checks import (
     CODE_CHECKS,
     RESPONSE_CHECKS,
+    CheckUndetermined,
     join_reasons,
     parse,
     parse_problem,
 )
 from prefjudge.scoring.verify.extract import extract_code
 from prefjudge.scoring.verify.plan import RuffCheck
-from prefjudge.scoring.verify.ruff_engine import RuffConfig, RuffRunError
+from prefjudge.scoring.verify.ruff_engine import RuffConfig, RuffOptions, RuffRunError
 from prefjudge.scoring.verify.runners import (
     RuffBatch,
     RuffExecutor,
@@ -52,11 +57,12 @@ from prefjudge.scoring.verify.runners import (
 Item = tuple[str, Sequence[InstructionRef]]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Response:
     """One response, with its code extracted and parsed on first need."""
 
     text: str
+    profile: Profile
     _code: str | None = None
     _parsed: bool = False
     _tree: ast.Module | None = None
@@ -66,7 +72,7 @@ class _Response:
     @property
     def code(self) -> str:
         if self._code is None:
-            self._code = extract_code(self.text)
+            self._code = extract_code(self.text, self.profile)
         return self._code
 
     def encoding_problem(self) -> str | None:
@@ -91,20 +97,30 @@ class _Response:
                     self._problem = parse_problem(self.code) or "invalid source"
         return self._tree, self._problem
 
+    def release(self) -> None:
+        """Forget the syntax tree (parsed again if asked), so a batch holds few at once."""
+        self._tree, self._parsed = None, False
 
-@dataclass
+
+@dataclass(slots=True)
 class _Check:
     """One instruction on one response, resolved."""
 
     item: int
     spec: InstructionSpec
+    verifier: VerifierSpec
     params: dict[str, Any]
     result: CheckResult | None = None
     extra_reasons: list[str] = field(default_factory=list)
+    python_problem: str | None = None
 
 
 def verify_batch(
-    items: list[Item], *, taxonomy: Taxonomy | None = None, workers: int | None = None
+    items: list[Item],
+    *,
+    taxonomy: Taxonomy | None = None,
+    workers: int | None = None,
+    profile: str | Profile | None = None,
 ) -> list[list[CheckResult]]:
     """Check many responses against their instructions, batching Ruff.
 
@@ -113,37 +129,47 @@ def verify_batch(
             (defaults are filled in from the taxonomy).
         taxonomy: Instruction taxonomy (the bundled one by default).
         workers: Ruff processes run in parallel (default: the CPU count).
+        profile: Verification profile, ``reference`` (default) or ``strict``.
 
     Returns:
         For each item, one CheckResult per instruction ref, in the refs' order.
     """
-    return _verify(items, taxonomy, workers, run_batched)
+    return _verify(items, taxonomy, workers, run_batched, get_profile(profile))
 
 
 def verify_naive(
-    items: list[Item], *, taxonomy: Taxonomy | None = None, workers: int | None = None
+    items: list[Item],
+    *,
+    taxonomy: Taxonomy | None = None,
+    workers: int | None = None,
+    profile: str | Profile | None = None,
 ) -> list[list[CheckResult]]:
-    """The reference way: like :func:`verify_batch`, but one Ruff process per check.
+    """The one-process-per-check way: like :func:`verify_batch`, one Ruff run per check.
 
     Args:
         items: ``(response text, instruction refs)`` pairs.
         taxonomy: Instruction taxonomy (the bundled one by default).
         workers: Ignored (one process at a time); accepted so the two are swappable.
+        profile: Verification profile, ``reference`` (default) or ``strict``.
 
     Returns:
         For each item, one CheckResult per instruction ref, in the refs' order.
     """
     del workers
-    return _verify(items, taxonomy, 1, run_naive)
+    return _verify(items, taxonomy, 1, run_naive, get_profile(profile))
 
 
 def _verify(
-    items: list[Item], taxonomy: Taxonomy | None, workers: int | None, execute: RuffExecutor
+    items: list[Item],
+    taxonomy: Taxonomy | None,
+    workers: int | None,
+    execute: RuffExecutor,
+    profile: Profile,
 ) -> list[list[CheckResult]]:
     """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
     taxonomy = taxonomy or load_taxonomy()
-    responses = [_Response(text) for text, _ in items]
-    resolve = _Resolver(taxonomy)
+    responses = [_Response(text, profile) for text, _ in items]
+    resolve = _Resolver(taxonomy, profile)
     rows: list[list[_Check | CheckResult]] = [
         [resolve(index, ref) for ref in refs] for index, (_, refs) in enumerate(items)
     ]
@@ -164,10 +190,13 @@ def _verify(
             codes = {item: responses[item].code for item in sorted({c.item for c in ruff_checks})}
             workdir = stack.enter_context(scratch_files(codes))
             background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-            batch = RuffBatch(ruff_checks, codes, workdir)
+            batch = RuffBatch(ruff_checks, codes, workdir, RuffOptions.of(profile))
             running = background.submit(execute, batch, workers or os.cpu_count() or 1)
-        for check in checks:
-            _python_part(check, responses[check.item])
+        for response, row in zip(responses, rows, strict=True):
+            for check in row:
+                if isinstance(check, _Check):
+                    _python_part(check, response)
+            response.release()  # its checks are done: only a few trees are alive at once
         if running is not None:
             found = running.result()
     for key, check in enumerate(pending):
@@ -185,9 +214,10 @@ def _final(check: _Check) -> CheckResult:
 class _Resolver:
     """Turns instruction refs into checks (or error results), memoising the validation."""
 
-    def __init__(self, taxonomy: Taxonomy):
+    def __init__(self, taxonomy: Taxonomy, profile: Profile):
         self.taxonomy = taxonomy
-        self.memo: dict[Any, tuple[InstructionSpec, dict[str, Any]] | str] = {}
+        self.profile = profile
+        self.memo: dict[Any, tuple[InstructionSpec, VerifierSpec, dict[str, Any]] | str] = {}
 
     def __call__(self, item: int, ref: InstructionRef) -> _Check | CheckResult:
         try:
@@ -201,19 +231,22 @@ class _Resolver:
                 self.memo[key] = resolved
         if isinstance(resolved, str):
             return CheckResult(id=ref.id, params=dict(ref.params), status="error", reason=resolved)
-        spec, params = resolved
-        return _Check(item, spec, dict(params))
+        spec, verifier, params = resolved
+        return _Check(item, spec, verifier, dict(params))
 
-    def _resolve(self, ref: InstructionRef) -> tuple[InstructionSpec, dict[str, Any]] | str:
+    def _resolve(
+        self, ref: InstructionRef
+    ) -> tuple[InstructionSpec, VerifierSpec, dict[str, Any]] | str:
         result = self.taxonomy.check_params(ref.id, ref.params)
         if result.problems:
             return "; ".join(f"{p.field}: {p.message}" for p in result.problems)
-        return self.taxonomy.get(ref.id), result.params
+        spec = self.taxonomy.get(ref.id)
+        return spec, spec.verifier.for_profile(self.profile.name), result.params
 
 
 def _ruff_part(check: _Check, response: _Response, cache: dict[Any, Any]) -> RuffCheck | None:
     """The Ruff check the instruction needs on this response, if any (cheap)."""
-    verifier = check.spec.verifier
+    verifier = check.verifier
     if verifier.kind != "ruff" or verifier.scope != "code":
         return None
     problem = response.encoding_problem()
@@ -226,7 +259,7 @@ def _ruff_part(check: _Check, response: _Response, cache: dict[Any, Any]) -> Ruf
     except TypeError:  # unhashable parameter values: no caching
         key, needs = None, None
     if needs is None:
-        settings = resolve_settings(check.spec, check.params)
+        settings = resolve_settings(check.spec, check.params, verifier)
         frozen = RuffConfig.build((), verifier.preview, settings).settings
         needs = (tuple(verifier.select), frozen)
         if key is not None:
@@ -240,7 +273,7 @@ def _python_part(check: _Check, response: _Response) -> None:
     Response checks and pure Python checks are decided here; a Python check beside Ruff
     (library_2) either decides (the code does not parse) or adds its reasons to Ruff's.
     """
-    verifier = check.spec.verifier
+    verifier = check.verifier
     if check.result is not None:
         return
     if verifier.scope == "response":
@@ -260,9 +293,16 @@ def _python_part(check: _Check, response: _Response) -> None:
         return  # passes; Ruff still reports code that does not parse
     tree, problem = response.parse()
     if tree is None:
-        check.result = _result(check, f"does not parse ({problem})")
+        if verifier.kind == "ruff":
+            check.python_problem = problem  # Ruff decides whether the code parses
+        else:
+            check.result = _result(check, f"does not parse ({problem})")
         return
-    reason = code_check.run(response.code, tree) if relevant else None
+    try:
+        reason = code_check.run(response.code, tree) if relevant else None
+    except CheckUndetermined as exc:
+        check.result = _error(check, str(exc))
+        return
     if reason:
         check.extra_reasons.append(reason)
     if verifier.kind != "ruff":
@@ -272,12 +312,17 @@ def _python_part(check: _Check, response: _Response) -> None:
 def _ruff_result(check: _Check, outcome: RuffOutcome) -> CheckResult:
     if isinstance(outcome, RuffRunError):
         return _error(check, f"ruff error: {outcome}")
-    if not outcome:
-        return _result(check, "; ".join(check.extra_reasons) or None)
     unattributed = [d for d in outcome if not d.is_rule]
     syntax = [d for d in unattributed if d.is_syntax_error]
     if syntax:
         return _result(check, f"does not parse (Ruff: {syntax[0].describe()})")
+    if check.python_problem is not None:
+        return _error(check, (
+            f"Ruff parses the code but this Python does not ({check.python_problem}), so "
+            f"its {check.verifier.check} part cannot be checked"
+        ))
+    if not outcome:
+        return _result(check, "; ".join(check.extra_reasons) or None)
     if unattributed:
         return _error(check, f"ruff reported: {unattributed[0].describe()}")
     found = join_reasons([d.describe() for d in outcome])

@@ -1,9 +1,16 @@
-"""Finding code in a model's response: fenced Markdown blocks and the code to check."""
+"""Finding code in a model's response: fenced Markdown blocks and the code to check.
+
+The reference profile reads the first fenced block of any language, as the SWE-IF
+reference does; the strict profile the last fenced Python block (see
+:mod:`prefjudge.scoring.profiles`).
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from prefjudge.scoring.profiles import Profile, get_profile
 
 PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
 
@@ -73,11 +80,56 @@ def _closes(fence: re.Match[str], length: int) -> bool:
     return not fence.group(3).strip() and len(fence.group(2)) >= length
 
 
-def extract_code(response: str) -> str:
-    """The code to check in a response.
+def extract_code(response: str, profile: str | Profile | None = None) -> str:
+    """The code to check in a response, the way the verification profile reads it.
 
-    The last fenced Python block (```` ```python ````, ```` ```py ```` or a bare
-    ```` ``` ````); the whole response when it has no such block.
+    Args:
+        response: Model response.
+        profile: Verification profile (name or object; the default profile for None).
+
+    Returns:
+        Python source text.
+    """
+    if get_profile(profile).extraction == "first_fence":
+        return first_fenced_code(response)
+    return last_python_block(response)
+
+
+# Three backticks, an optional word and newline, then the shortest text up to the next
+# three backticks: anywhere in the text, not only at line starts. This is how the SWE-IF
+# reference generator finds code (code_generator.py, _extract_code_from_response).
+_ANY_FENCE = re.compile(r"```(?:\w*\n)?(.*?)```", re.DOTALL)
+
+
+def first_fenced_code(response: str) -> str:
+    """The SWE-IF reference's code: the first fenced block with non-blank content.
+
+    Any language tag counts (a ```` ```bash ```` block first is the code); the block is
+    returned as written (not stripped). A response with fences that are all blank gives
+    ``""``; a response with no complete fence is code as a whole.
+
+    Args:
+        response: Model response.
+
+    Returns:
+        Python source text (or whatever the first block holds).
+    """
+    if "```" not in response:
+        return response
+    found = False
+    for match in _ANY_FENCE.finditer(response):
+        found = True
+        if match.group(1).strip():
+            return match.group(1)
+    return "" if found else response
+
+
+def last_python_block(response: str) -> str:
+    """The strict profile's code: the last fenced Python block.
+
+    A ```` ```python ````, ```` ```py ```` or bare ```` ``` ```` block, found by the
+    Markdown fence rules of :func:`fenced_blocks` (an unclosed last block runs to the end);
+    the whole response when it has no such block.
 
     Args:
         response: Model response.

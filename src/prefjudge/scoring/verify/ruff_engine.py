@@ -3,16 +3,17 @@
 Every run is isolated from user and project configuration (``--isolated``; Ruff refuses
 ``--isolated`` together with a configuration file, so the whole configuration goes on the
 command line as ``--config KEY = VALUE`` pairs): :data:`BASE_SETTINGS` plus the
-instructions' selectors and settings. No cache, no fixes, ``# noqa`` comments ignored
-(a response cannot silence a check), JSON output. Anything but a clean exit, or output
-that is not Ruff's JSON report, is a :class:`RuffRunError`.
+instructions' selectors and settings. No cache, no fixes, JSON output. Anything but a clean
+exit, or output that is not Ruff's JSON report, is a :class:`RuffRunError`.
 
-:data:`BASE_SETTINGS`:
+The verification profile (:mod:`prefjudge.scoring.profiles`) decides two more things,
+carried by :class:`RuffConfig`: whether ``# noqa`` comments count (the reference profile
+honours them, as the SWE-IF checkers do; strict passes ``--ignore-noqa`` so a response
+cannot silence a check) and the target version (reference: none, Ruff's own choice, so
+the newest syntax parses; strict: ``py311``, so code using newer syntax "does not parse").
 
-- ``target-version = "py311"``: fixed, so results do not depend on the machine; 3.11 is
-  the Python prefjudge is developed and tested with. Code using newer syntax (PEP 695
-  generics, nested f-string quotes) is reported by Ruff as a syntax error, i.e. it does
-  not parse.
+:data:`BASE_SETTINGS` (the same in every profile):
+
 - ``line-length = 88`` (Ruff's default): E501 and W505 take their limits from
   ``lint.pycodestyle.max-line-length`` / ``max-doc-length`` instead; this only sizes what
   other rules suggest, such as isort's wrapping of long imports.
@@ -24,20 +25,23 @@ that is not Ruff's JSON report, is a :class:`RuffRunError`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-TARGET_VERSION = "py311"
+from prefjudge.scoring.profiles import Profile
+
 BASE_SETTINGS: dict[str, Any] = {
-    "target-version": TARGET_VERSION,
     "line-length": 88,
     "src": [],
     "lint.unfixable": ["ALL"],
@@ -90,6 +94,24 @@ class Diagnostic(NamedTuple):
 
 
 @dataclass(frozen=True)
+class RuffOptions:
+    """What a verification profile sets for every Ruff run.
+
+    Attributes:
+        honour_noqa: Whether ``# noqa`` comments silence rules (else ``--ignore-noqa``).
+        target_version: ``target-version`` setting (None: Ruff's own default).
+    """
+
+    honour_noqa: bool = True
+    target_version: str | None = None
+
+    @classmethod
+    def of(cls, profile: Profile) -> RuffOptions:
+        """The options of a verification profile."""
+        return cls(profile.honour_noqa, profile.target_version)
+
+
+@dataclass(frozen=True)
 class RuffConfig:
     """One complete Ruff configuration: rules, preview mode and settings.
 
@@ -97,22 +119,34 @@ class RuffConfig:
         select: Rule selectors (codes or prefixes), sorted.
         preview: Whether preview mode is on.
         settings: TOML dotted keys and values, sorted by key (BASE_SETTINGS come on top).
+        options: The profile's Ruff-wide options.
     """
 
     select: tuple[str, ...]
     preview: bool = False
     settings: tuple[tuple[str, Any], ...] = ()
+    options: RuffOptions = field(default_factory=lambda: RuffOptions())
 
     @classmethod
-    def build(cls, select: Iterable[str], preview: bool, settings: dict[str, Any]) -> RuffConfig:
+    def build(
+        cls,
+        select: Iterable[str],
+        preview: bool,
+        settings: dict[str, Any],
+        options: RuffOptions | None = None,
+    ) -> RuffConfig:
         """A config from unsorted parts."""
         frozen = tuple(sorted((key, _freeze(value)) for key, value in settings.items()))
-        return cls(tuple(sorted(set(select))), preview, frozen)
+        return cls(tuple(sorted(set(select))), preview, frozen, options or RuffOptions())
 
     def arguments(self) -> list[str]:
         """The command-line arguments that set this configuration."""
         values = {**BASE_SETTINGS, **dict(self.settings), "lint.select": list(self.select)}
+        if self.options.target_version is not None:
+            values["target-version"] = self.options.target_version
         args = ["--preview"] if self.preview else []
+        if not self.options.honour_noqa:
+            args.append("--ignore-noqa")
         for key, value in sorted(values.items()):
             args += ["--config", f"{key} = {toml_value(value)}"]
         return args
@@ -154,6 +188,12 @@ def any_selector_matches(selectors: tuple[str, ...], code: str) -> bool:
 
 def ruff_binary() -> str:
     """Path of the Ruff executable: the one installed with the pinned ``ruff`` package."""
+    return _installed_ruff()
+
+
+@lru_cache(maxsize=1)
+def _installed_ruff() -> str:
+    """Find the Ruff executable once (each look-up reads sysconfig: ~1 ms per Ruff run)."""
     try:
         from ruff.__main__ import find_ruff_bin
 
@@ -219,14 +259,18 @@ def run_ruff(
         "--isolated",
         "--no-cache",
         "--no-fix",
-        "--ignore-noqa",
         "--exit-zero",
         "--output-format",
         "json",
         *config.arguments(),
-        "--",
-        *names,
     ]
+    # The report goes to a file, not a pipe: a pipe is drained by a Python thread that
+    # needs the GIL for every 64 KiB, and while the other threads keep the GIL busy
+    # (checks, writing records) Ruff stalls on the full pipe.
+    report_file = _report_file(workdir)
+    if report_file is not None:
+        command += ["--output-file", report_file]
+    command += ["--", *names]
     try:
         done = subprocess.run(
             command,
@@ -236,20 +280,47 @@ def run_ruff(
             env=_clean_env(),
             check=False,
         )
+        output = _read_report(report_file) or done.stdout
     except subprocess.TimeoutExpired as exc:
         raise RuffRunError(f"ruff timed out after {timeout:g} s") from exc
     except OSError as exc:
         raise RuffRunError(f"ruff could not be started: {exc.strerror or exc}") from exc
+    finally:
+        if report_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(report_file)
+    if done.returncode == -signal.SIGINT:
+        # Interrupted with the rest of the process group (Ctrl-C): stop, rather than redo
+        # the interrupted run check by check as for a failure (minutes of Ruff runs).
+        raise KeyboardInterrupt("ruff was interrupted")
     stderr = done.stderr.decode("utf-8", "replace").replace(os.fspath(workdir), "<tmp>")
     if done.returncode != 0:
         raise RuffRunError(f"ruff exited with status {done.returncode}: {_summary(stderr)}")
     try:
-        report = json.loads(done.stdout)
+        report = json.loads(output)
     except json.JSONDecodeError as exc:
         raise RuffRunError(f"ruff printed no valid JSON report ({exc.msg})") from exc
     if not isinstance(report, list):
         raise RuffRunError("ruff's JSON report is not a list")
     return report
+
+
+def _report_file(workdir: Path) -> str | None:
+    """A new empty file in ``workdir`` for Ruff's report (None when none can be made)."""
+    try:
+        handle, path = tempfile.mkstemp(prefix=".ruff-report-", suffix=".json", dir=workdir)
+    except OSError:
+        return None
+    os.close(handle)
+    return path
+
+
+def _read_report(path: str | None) -> bytes:
+    """What Ruff wrote to its report file (empty when it wrote nothing there)."""
+    if path is None:
+        return b""
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def _summary(stderr: str, limit: int = 400) -> str:

@@ -15,8 +15,9 @@ Parameters, "achievable and challenging" from the reference:
   at least one and at least 20 % tighter than the reference (so the reference itself
   does not pass), yet reachable by extracting helpers; never below the parameter's
   minimum. Without reference code: the parameter's first recommended value.
-- ``line_length``: 79 when every reference line fits in 79, else 88 (recommended values).
-- ``max_doc_length``: 72 (PEP 8's docstring limit).
+- ``line_length`` of style_3: 79 when every reference line fits in 79, else 88
+  (recommended values).
+- ``line_length`` of doc_2 (the docstring and comment limit): 72 (PEP 8's).
 - ``convention``: ``numpy`` when the reference docstring has numpy section underlines,
   ``google`` otherwise.
 """
@@ -89,10 +90,10 @@ def rule_params(spec: InstructionSpec, facts: TaskFacts) -> dict[str, Any]:
                 value: Any = tightened_limit(facts.metrics.get(metric, 0), param.min, param.max)
             else:
                 value = param.recommended[0] if param.recommended else param.default
+        elif spec.id == "doc_2":  # its line_length is the docstring/comment limit
+            value = 72
         elif param.name == "line_length":
             value = 79 if facts.longest_line <= 79 else 88
-        elif param.name == "max_doc_length":
-            value = 72
         elif param.name == "convention":
             value = "numpy" if facts.numpy_docstring else "google"
         else:
