@@ -22,12 +22,10 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -36,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
-from pj_backend_helpers import FakeOpenAI, make_handler, vllm_env  # noqa: E402
+from pj_backend_helpers import FakeOpenAI, serve_fake, vllm_env  # noqa: E402
 
 from prefjudge.backends.vllm_inproc import vllm_available  # noqa: E402
 
@@ -57,19 +55,8 @@ SERVER_ENV = {
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeOpenAI]:
-    state = FakeOpenAI()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serve_fake() as state:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # -- the real vLLM server ------------------------------------------------------------------------

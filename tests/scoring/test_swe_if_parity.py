@@ -49,6 +49,7 @@ from swe_if_reference import (
     render_differences,
     solution_of,
 )
+from verify_cases import GOOGLE_DOC
 
 from prefjudge.records import InstructionRef
 from prefjudge.scoring.verify import verify_batch
@@ -176,22 +177,7 @@ def bool_operands(count: int) -> str:
     return f"def f({args}):\n    if {condition}:\n        return 1\n    return 0\n"
 
 
-GOOGLE = '''\
-"""Tools."""
-
-
-def add(first, second):
-    """Add two numbers.
-
-    Args:
-        first: The first number.
-        second: The second number.
-
-    Returns:
-        The sum.
-    """
-    return first + second
-'''
+GOOGLE = GOOGLE_DOC  # the same google-style module as the verifier's own cases
 NUMPY = '''\
 """Tools."""
 
