@@ -222,3 +222,18 @@ def test_a_second_writer_is_refused_and_a_killed_holder_frees_the_lock(tmp_path:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def test_write_many_appends_in_one_go_and_refuses_any_repeated_key(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    with journal(out) as j:
+        j.write_many([Row(key="a", value=1), Row(key="b", value=2)])
+        with pytest.raises(JournalError, match="'c' is already there"):
+            j.write_many([Row(key="c", value=3), Row(key="c", value=4)])
+        with pytest.raises(JournalError, match="'a' is already there"):
+            j.write_many([Row(key="d", value=5), Row(key="a", value=6)])
+        j.write_many([Row(key="e", value=7)], keep=False)
+        j.write_many([])
+        assert j.written == 3
+        assert [r.key for r in j.records()] == ["a", "b", "e"], "the unkept one is read back"
+    assert [row["key"] for row in lines(out)] == ["a", "b", "e"], "refused batches wrote nothing"

@@ -30,6 +30,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 DEFAULT_LEVEL = 0.95
+DEFAULT_RESAMPLES = 1000
+"""Bootstrap resamples of every interval, unless a command is told otherwise."""
+DEFAULT_SEED = 0
+"""Seed of those resamples, unless told otherwise."""
 
 
 def resample_indices(n: int, resamples: int, seed: int | None) -> np.ndarray:

@@ -23,7 +23,26 @@ class PrefjudgeGroup(click.Group):
 
     A reader that stops early (``prefjudge instructions | head -1``) closes the pipe: the
     command then ends quietly with exit status 0, as ``cat`` does.
+
+    Commands load lazily: :data:`prefjudge.cli.commands.COMMAND_MODULES` maps each command
+    name to the module that defines it, and only the module of the command being run is
+    imported (``prefjudge score`` does not pay for scipy, pandas or the backends). Listing
+    the commands (``prefjudge --help``) imports them all.
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, loaded or not, sorted."""
+        from prefjudge.cli.commands import COMMAND_MODULES
+
+        return sorted(set(COMMAND_MODULES) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, importing its module on first use."""
+        if cmd_name not in self.commands:
+            from prefjudge.cli.commands import load_command
+
+            load_command(cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, turning known failures into ``click.ClickException``."""
@@ -69,10 +88,3 @@ def os_error_message(exc: OSError) -> str:
 @click.version_option(__version__, prog_name="prefjudge")
 def main() -> None:
     """Judge code-generating LLMs the way their users do."""
-
-
-def _register() -> None:
-    from prefjudge.cli import commands  # noqa: F401  (registers every command on ``main``)
-
-
-_register()

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.progress import Progress
 
     from prefjudge.backends.base import Backend, OnResult, Result
@@ -49,9 +49,11 @@ def print_frame(frame: pd.DataFrame, *, title: str = "") -> None:
         frame: Rows to show; floats are shown with three decimals.
         title: Table title.
     """
+    from pandas.api.types import is_numeric_dtype  # not at import: commands start faster
+
     table = Table(title=title, show_lines=False)
     for column in frame.columns:
-        numeric = pd.api.types.is_numeric_dtype(frame[column])
+        numeric = is_numeric_dtype(frame[column])
         table.add_column(str(column), justify="right" if numeric else "left")
     for row in frame.itertuples(index=False):
         table.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row])

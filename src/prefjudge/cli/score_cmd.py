@@ -8,9 +8,9 @@ import os
 import threading
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
@@ -26,16 +26,19 @@ from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, shown
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
-from prefjudge.plots import pyplot
-from prefjudge.plots.score import save_summary_plot
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
 from prefjudge.scoring.formats import SampleFormatWarning
-from prefjudge.scoring.metrics import DEFAULT_RESAMPLES, model_summary, rows_frame, sample_row
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
-from prefjudge.scoring.score import prepare_job, score_stream
+from prefjudge.scoring.rows import sample_row
+from prefjudge.scoring.score import prepare_job, score_batches
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.verify import ruff_version
+from prefjudge.scoring.verify.process import VerifyProcess
+from prefjudge.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 console = Console(stderr=True)
 
@@ -125,6 +128,8 @@ def score_command(
     """
     try:
         tasks, tasks_origin, task_paths = _load_all_tasks(task_files, generations)
+        verifier = _early_verifier(generations, not no_tests and bool(tasks),
+                                   workers or os.cpu_count(), profile)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SampleFormatWarning)
             job = prepare_job(generations, tasks, skip_invalid=skip_invalid, model=model_name)
@@ -169,7 +174,7 @@ def score_command(
         force_new=force_new,
     )
     with open_journal(journal, console):
-        plotting = _load_pyplot_meanwhile()
+        loading = _load_summary_meanwhile()
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)
         if journal.resumed:
@@ -185,20 +190,25 @@ def score_command(
             bars = {"verify": progress.add_task("instructions", total=todo)}
             if with_tests:
                 bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
-            for record in score_stream(
+            for batch in score_batches(
                 job, done=done, workers=workers or os.cpu_count(), limits=limits,
                 run_tests=not no_tests, isolation=isolation, profile=profile,
+                separate_process=verifier,
                 on_progress=lambda phase, n: progress.advance(bars[phase], n),
             ):
                 # Written, then let go: the summary needs only a small row per record, so
                 # memory does not grow by a whole record (response, results) per generation.
-                journal.write(record, keep=False)
-                scored.append((record.meta.get("key"), sample_row(record)))
+                journal.write_many(batch, keep=False)
+                scored += [(record.meta.get("key"), sample_row(record)) for record in batch]
         # The summary's rows, in the output's order: the records it held, then the new ones.
         wanted = set(job.keys)
         rows = [sample_row(rec) for rec in journal.done.values() if rec.meta.get("key") in wanted]
         rows += [row for key, row in scored if key in wanted]
         del scored
+    loading.join()
+    from prefjudge.plots.score import save_summary_plot
+    from prefjudge.scoring.metrics import model_summary, rows_frame
+
     summary = model_summary(rows_frame(rows), resamples=bootstrap, seed=ci_seed)
     source = shown(generations)
     print_frame(summary_table(summary),
@@ -212,7 +222,6 @@ def score_command(
                     "sandbox": isolation, "models": summary.to_dict(orient="records")},
                    indent=2, default=float)
     )
-    plotting.join()
     save_summary_plot(summary, Path(f"{prefix}.png"))
     console.print(f"wrote {output} ({len(rows)} records), {prefix}.csv/.json/.png")
     if summary["check_errors"].sum() or summary["func_error"].sum():
@@ -220,25 +229,56 @@ def score_command(
                       "not as failures — see the 'reason'/'detail' fields.[/]")
 
 
-def _load_pyplot_meanwhile() -> threading.Thread:
-    """Import matplotlib (half a second of CPU) while scoring mostly waits on Ruff or tests.
+EARLY_VERIFIER_BYTES = 1_000_000
+"""Inputs from this size (about 1,000 generations) are verified in a second process started
+before the file is read (see :mod:`prefjudge.scoring.verify.process`)."""
 
-    The summary plot is the last step; without this its import would come after
+
+def _early_verifier(
+    generations: Path, tests: bool, workers: int | None, profile: str
+) -> VerifyProcess | None:
+    """A verification process, started now, for a large input scored without unit tests.
+
+    Its start-up then overlaps reading and validating the input. Smaller inputs and stdin
+    are left to :func:`~prefjudge.scoring.score.score_batches`, which starts one itself
+    when the run has more than one chunk. The process ends with the command.
+    """
+    if tests or is_stdin(generations):
+        return None
+    try:
+        if os.stat(generations).st_size < EARLY_VERIFIER_BYTES:
+            return None
+    except OSError:  # reading it reports the problem
+        return None
+    verifier = VerifyProcess(workers=workers, profile=profile)
+    click.get_current_context().call_on_close(verifier.close)
+    return verifier
+
+
+def _load_summary_meanwhile() -> threading.Thread:
+    """Import what the summary needs (pandas, matplotlib: a second of CPU) while scoring runs.
+
+    Scoring mostly waits on Ruff, the verification process or unit tests; the summary and
+    its plot are the last step, and without this their imports would come after
     everything else. Not a daemon thread: an import is never cut off at exit. A failed
-    import is left to the plot, which imports again and reports it.
+    import is left to the summary, which imports again and reports it.
     """
 
     def load() -> None:
         with contextlib.suppress(Exception):
-            pyplot()
+            import prefjudge.plots.score
+            import prefjudge.scoring.metrics
 
-    thread = threading.Thread(target=load, name="prefjudge-load-pyplot")
+            prefjudge.plots.pyplot()
+
+    thread = threading.Thread(target=load, name="prefjudge-load-summary")
     thread.start()
     return thread
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Format the model summary for printing: values with their 95 % CIs."""
+    import pandas as pd
 
     def fmt(row: pd.Series, name: str) -> str:
         value = row[name]

@@ -39,10 +39,8 @@ import numpy as np
 import pandas as pd
 
 from prefjudge.records import Verdict
-from prefjudge.stats import percentile_interval, resample_indices
+from prefjudge.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
 LABELS = ("A", "B", "tie")
 ERROR = "error"
 COST_FIELDS = (

@@ -31,22 +31,14 @@ import numpy as np
 import pandas as pd
 
 from prefjudge.records import ScoredSample
-from prefjudge.stats import bootstrap_ci, percentile_interval, resample_indices
-
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
-
-SAMPLE_COLUMNS = [
-    "model",
-    "task_id",
-    "k",
-    "if_instruction",
-    "if_task",
-    "func_status",
-    "func_pass",
-    "check_errors",
-    "protocol",
-]
+from prefjudge.scoring.rows import SAMPLE_COLUMNS, protocol_of, sample_k, sample_row
+from prefjudge.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    bootstrap_ci,
+    percentile_interval,
+    resample_indices,
+)
 
 PROTOCOLS = ("single", "multi")
 
@@ -71,34 +63,6 @@ SUMMARY_COLUMNS = [
 """Columns of :func:`model_summary` (also when there are no records)."""
 
 
-def _protocol(rec: ScoredSample) -> str:
-    """The generation protocol of a record (field ``protocol``; default single)."""
-    return str(getattr(rec, "protocol", None) or "single")
-
-
-def sample_k(rec: ScoredSample) -> int:
-    """The number of instructions a sample was asked to follow.
-
-    Args:
-        rec: A scored sample.
-
-    Returns:
-        Its field ``k`` (written by ``prefjudge generate``) when present, else the
-        number of its instructions.
-
-    Raises:
-        ValueError: When ``k`` is present but not a non-negative integer.
-    """
-    value = getattr(rec, "k", None)
-    if value is None:
-        return len(rec.instructions)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"k must be a non-negative integer, got {value!r}")
-    return value or len(rec.instructions)
-
-
 def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
     """One row per scored sample.
 
@@ -112,30 +76,6 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
         (field ``protocol`` of the record, ``"single"`` when absent).
     """
     return rows_frame([sample_row(record) for record in records])
-
-
-def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
-    """The row of one record in :func:`samples_frame` (values in :data:`SAMPLE_COLUMNS` order).
-
-    A caller that scores many samples can keep these small rows instead of the records and
-    build the frame with :func:`rows_frame`.
-    """
-    rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
-    func_status = rec.func.status if rec.func else None
-    func_pass = np.nan
-    if func_status in ("pass", "fail", "timeout"):
-        func_pass = 1.0 if func_status == "pass" else 0.0
-    return (
-        rec.model,
-        rec.task_id,
-        sample_k(rec),
-        np.nan if rec.if_instruction is None else rec.if_instruction,
-        np.nan if rec.if_task is None else float(rec.if_task),
-        func_status,
-        func_pass,
-        sum(r.status == "error" for r in rec.instruction_results),
-        _protocol(rec),
-    )
 
 
 def rows_frame(rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
@@ -174,7 +114,7 @@ def checks_frame(
                     "status": result.status,
                     "passed": passed,
                     "sample": index,
-                    "protocol": _protocol(rec),
+                    "protocol": protocol_of(rec),
                     "k": k,
                 }
             )
@@ -556,7 +496,7 @@ def turns_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFram
         for turn, results in enumerate(rec.turn_results, start=1):
             for position, result in enumerate(results, start=1):
                 intro.setdefault(position, turn)
-                rows.append({"model": rec.model, "protocol": _protocol(rec),
+                rows.append({"model": rec.model, "protocol": protocol_of(rec),
                              "task_id": rec.task_id, "sample": index, "instruction": result.id,
                              "position": position, "intro_turn": intro[position],
                              "turn": turn, "since": turn - intro[position], "last_turn": last,

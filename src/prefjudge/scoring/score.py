@@ -7,11 +7,12 @@ import hashlib
 import json
 import queue
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from prefjudge import __version__
 from prefjudge.io import InputError, InputIssue
@@ -29,6 +30,7 @@ from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.scoring.verify import ruff_version, verify_batch
 from prefjudge.scoring.verify.extract import extract_code
+from prefjudge.scoring.verify.process import PendingResults, VerifyProcess
 
 ProgressCallback = Callable[[str, int], None]
 
@@ -110,34 +112,39 @@ def prepare_job(
         InputError: When a line is invalid and ``skip_invalid`` is False.
     """
     taxonomy = taxonomy or load_taxonomy()
-    with paused_gc():  # full collections walk every record read so far (1 s per 10,000)
-        records, issues = read_generations(path, model=model, tasks=tasks)
+    # Reading and checking make ~100 long-lived objects per generation and no cycles worth
+    # finding: full collections would walk all of them again and again (1 s per 10,000).
+    with paused_gc():
+        job = _read_and_check(path, tasks, taxonomy, skip_invalid, model)
+    return job
+
+
+def _read_and_check(
+    path: str | Path, tasks: dict[str, Task], taxonomy: Taxonomy, skip_invalid: bool,
+    model: str | None,
+) -> ScoreJob:
+    records, issues = read_generations(path, model=model, tasks=tasks)
     spath = str(path)
+    # Each reference is checked once: its problems, or its parameters with the defaults
+    # filled in, so that outputs always carry the parameters that were checked.
     valid: list[tuple[int, Generation]] = []
     bad_lines = {issue.line for issue in issues}
     for line, gen in records:
-        line_issues = _generation_issues(spath, line, gen, tasks, taxonomy)
+        line_issues, refs = _checked_instructions(spath, line, gen, tasks, taxonomy)
         if line_issues:
             issues.extend(line_issues)
             bad_lines.add(line)
             continue
-        valid.append((line, gen))
+        valid.append((line, gen.model_copy(update={"instructions": refs})))
     ids = Counter((gen.model, gen.id) for _, gen in valid if gen.id is not None)
     for line, gen in valid:
         if gen.id is not None and ids[(gen.model, gen.id)] > 1:
             message = f"duplicate id {gen.id!r} for model {gen.model!r}"
             issues.append(InputIssue(spath, line, "id", message))
             bad_lines.add(line)
-    valid = [(line, gen) for line, gen in valid if line not in bad_lines]
+    resolved = [(line, gen) for line, gen in valid if line not in bad_lines]
     if issues and not skip_invalid:
         raise InputError(sorted(issues, key=lambda issue: issue.line))
-    # Resolve parameter defaults so outputs always carry the parameters that were checked.
-    resolved = [
-        (line, gen.model_copy(update={"instructions": [
-            ref.model_copy(update={"params": taxonomy.resolve(ref)}) for ref in gen.instructions
-        ]}))
-        for line, gen in valid
-    ]
     keys = generation_keys([gen for _, gen in resolved])
     skipped = sorted(issues, key=lambda issue: issue.line)
     return ScoreJob(generations=resolved, keys=keys, tasks=tasks, skipped=skipped)
@@ -155,18 +162,28 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _generation_issues(
+def _checked_instructions(
     path: str, line: int, gen: Generation, tasks: dict[str, Task], taxonomy: Taxonomy
-) -> list[InputIssue]:
-    issues = []
+) -> tuple[list[InputIssue], list[InstructionRef]]:
+    """A generation's input problems, and its instructions with resolved parameters.
+
+    Returns:
+        ``(issues, refs)``: ``refs`` is meaningful only when ``issues`` is empty.
+    """
+    issues, refs = [], []
     for index, ref in enumerate(gen.instructions):
-        for fld, message in taxonomy.problems(ref):
+        checked = taxonomy.check_params(ref.id, ref.params)
+        for fld, message in checked.problems:
             suffix = f".{fld}" if fld else ""
             issues.append(InputIssue(path, line, f"instructions.{index}{suffix}", message))
+        if list(checked.params.items()) == list(ref.params.items()):
+            refs.append(ref)  # complete as given
+        else:  # validated already: constructed without validating again
+            refs.append(InstructionRef.model_construct(id=ref.id, params=checked.params))
     if tasks and gen.task_id not in tasks:
         issues.append(InputIssue(path, line, "task_id",
                                  f"task {gen.task_id!r} is not in the tasks file"))
-    return issues
+    return issues, refs
 
 
 def summarise_checks(results: Sequence[CheckResult]) -> tuple[float | None, bool | None]:
@@ -202,6 +219,25 @@ def record_meta(isolation: str, profile: str | Profile | None = None) -> dict[st
 
 def score_stream(
     job: ScoreJob,
+    **options: Any,
+) -> Iterator[ScoredSample]:
+    """Score a job, yielding each sample as soon as it and all before it are finished.
+
+    The samples of :func:`score_batches`, one at a time; it takes the same arguments.
+
+    Args:
+        job: Validated generations and tasks.
+        **options: The keyword arguments of :func:`score_batches`.
+
+    Yields:
+        Scored samples in input order.
+    """
+    for batch in score_batches(job, **options):
+        yield from batch
+
+
+def score_batches(
+    job: ScoreJob,
     *,
     done: set[str] | frozenset[str] = frozenset(),
     chunk_size: int | None = None,
@@ -211,8 +247,12 @@ def score_stream(
     isolation: str = "",
     on_progress: ProgressCallback | None = None,
     profile: str | Profile | None = None,
-) -> Iterator[ScoredSample]:
-    """Score a job, yielding each sample as soon as it and all before it are finished.
+    separate_process: bool | VerifyProcess | None = None,
+) -> Iterator[list[ScoredSample]]:
+    """Score a job, yielding samples as soon as they and all before them are finished.
+
+    With unit tests, each sample comes alone, as soon as its tests end; without, the
+    samples of a verified chunk come together (a caller writes them in one go).
 
     Instructions are verified a chunk at a time (batched Ruff runs); the chunk's unit
     tests run in parallel sandboxes in a background thread while finished samples are
@@ -221,8 +261,9 @@ def score_stream(
 
     Without unit tests, verification is what takes the time: chunks grow from
     :data:`CHUNK` to :data:`VERIFY_CHUNK` generations (fewer, larger Ruff runs; the first
-    samples still come quickly), and the next chunk is verified in the background while
-    this one's samples are yielded (at most two chunks in flight).
+    samples still come quickly), and later chunks are verified in the background while
+    this one's samples are yielded: in a thread (one chunk ahead), or in a verification
+    process (two ahead; see ``separate_process``).
 
     Args:
         job: Validated generations and tasks.
@@ -237,12 +278,18 @@ def score_stream(
         profile: Verification profile (``reference`` by default, or ``strict``): how
             instructions are checked and which code the unit tests run; stored in
             ``meta.profile``.
+        separate_process: Verify in a process of its own
+            (:class:`~prefjudge.scoring.verify.process.VerifyProcess`), so that records
+            are built here meanwhile, on another core; without unit tests only. None
+            (default): when there is more than one chunk. A process of its own is started
+            here, and the first chunk verified in this process while it starts; a
+            started ``VerifyProcess`` (same profile) is used for every chunk and left
+            open.
 
     Yields:
-        Scored samples in input order.
+        Lists of scored samples, in input order.
     """
-    import gc
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
     profile = get_profile(profile)
     meta = record_meta(isolation, profile)
@@ -252,17 +299,39 @@ def score_stream(
     tested = any(_has_tests(gen, tasks) for _, gen in todo)
     chunks = _chunks(todo, chunk_size, tested)
 
-    def verify(chunk: list[tuple[str, Generation]]) -> _Verified:
+    def split(chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
         items = [(gen.response, gen.instructions) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
-        checked = verify_batch(items + [item for turns in turn_items for item in turns],
-                               workers=workers, profile=profile)
+        return items, turn_items, items + [item for turns in turn_items for item in turns]
+
+    def verify(chunk: list[tuple[str, Generation]]) -> _Verified:
+        items, turn_items, everything = split(chunk)
+        checked = verify_batch(everything, workers=workers, profile=profile)
         return checked[:len(items)], checked[len(items):], turn_items
 
     # Verifying the next chunk while this one is written keeps Ruff busy; not beside unit
-    # tests, whose wall-clock timeouts should not compete with it.
+    # tests, whose wall-clock timeouts should not compete with it. In this process: one
+    # chunk ahead in a thread; in the verification process: two, so it never waits.
+    given = separate_process if isinstance(separate_process, VerifyProcess) else None
+    if given is not None and given.profile != profile.name:
+        raise ValueError(f"the verification process checks profile {given.profile!r}, "
+                         f"not {profile.name!r}")
+    if separate_process is None:
+        separate_process = len(chunks) > 1
+    process = None
+    if separate_process and not tested:
+        process = given or VerifyProcess(workers=workers, profile=profile)
     ahead = None if tested else ThreadPoolExecutor(1, thread_name_prefix="prefjudge-verify")
-    upcoming: Future[_Verified] | None = None
+    depth = 0 if tested else 2 if process else 1
+
+    def begin(index: int) -> _Pending:
+        if process is None or (index == 0 and given is None):  # while the process starts
+            return ahead.submit(verify, chunks[index])
+        items, turn_items, everything = split(chunks[index])
+        return _InProcess(process.submit(everything), len(items), turn_items)
+
+    pending: deque[_Pending] = deque()
+    submitted = 0
     # What exists now (the job: about 100 objects per generation, the modules) lives until
     # the end; each full garbage collection during scoring would walk all of it again
     # (a third of the CPU of scoring 10,000 generations). Frozen for the run, then thawed;
@@ -271,24 +340,24 @@ def score_stream(
     if freeze:
         gc.freeze()
     try:
-        for index, chunk in enumerate(chunks):
+        submitted = _top_up(pending, depth, len(chunks), submitted, begin)
+        for chunk in chunks:
             checks, turn_results, turn_items = (
-                verify(chunk) if upcoming is None else upcoming.result()
+                pending.popleft().result() if pending else verify(chunk)
             )
-            upcoming = None
-            if ahead is not None and index + 1 < len(chunks):
-                upcoming = ahead.submit(verify, chunks[index + 1])
+            submitted = _top_up(pending, depth, len(chunks), submitted, begin)
             if on_progress:
                 on_progress("verify", len(chunk))
             funcs = _test_results_in_order(chunk, tasks, workers, limits, on_progress, profile)
             turn_checks = iter(turn_results)
+            batch = []
             for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
                                                         strict=True):
                 if_instruction, if_task = summarise_checks(results)
                 fields = _input_fields(gen)
                 if "instructions" in fields:  # the validated refs, not dicts to validate again
                     fields["instructions"] = gen.instructions
-                yield ScoredSample(
+                batch.append(ScoredSample(
                     **fields,
                     instruction_results=results,
                     if_instruction=if_instruction,
@@ -296,10 +365,19 @@ def score_stream(
                     func=func,
                     turn_results=[next(turn_checks) for _ in turns] if turns else None,
                     meta={**meta, "key": key},
-                )
+                ))
+                if tested:  # each sample as soon as its tests end
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
     finally:
-        if ahead is not None:  # a consumer that stops early does not wait for the next chunk
+        for waiting in pending:  # a consumer that stops early does not wait for them
+            waiting.cancel()
+        if ahead is not None:
             ahead.shutdown(wait=False, cancel_futures=True)
+        if process is not None and process is not given:
+            process.close()
         if freeze:
             gc.unfreeze()
 
@@ -312,6 +390,36 @@ killed run loses at most the two batches in flight (seconds of work)."""
 
 _Verified = tuple[list[list[CheckResult]], list[list[CheckResult]],
                   list[list[tuple[str, list[InstructionRef]]]]]
+
+
+class _Pending(Protocol):
+    def result(self) -> _Verified: ...
+
+    def cancel(self) -> bool: ...
+
+
+class _InProcess:
+    """A chunk being verified in the verification process."""
+
+    def __init__(self, results: PendingResults, n_items: int,
+                 turn_items: list[list[tuple[str, list[InstructionRef]]]]):
+        self._results, self._n_items, self._turn_items = results, n_items, turn_items
+
+    def result(self) -> _Verified:
+        checked = self._results.result()
+        return checked[:self._n_items], checked[self._n_items:], self._turn_items
+
+    def cancel(self) -> bool:
+        return self._results.cancel()
+
+
+def _top_up(pending: deque[_Pending], depth: int, n_chunks: int, submitted: int,
+            begin: Callable[[int], _Pending]) -> int:
+    """Start chunks until ``depth`` are in flight; returns how many were started in all."""
+    while submitted < n_chunks and len(pending) < depth:
+        pending.append(begin(submitted))
+        submitted += 1
+    return submitted
 
 
 def _has_tests(gen: Generation, tasks: dict[str, Task]) -> bool:

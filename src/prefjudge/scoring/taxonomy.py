@@ -124,6 +124,12 @@ class Taxonomy:
             shown = "\n".join(f"  {p}" for p in problems)
             raise TaxonomyError(f"invalid taxonomy {source}:\n{shown}")
         self._specs = {spec.id: spec for spec in specs}
+        # per instruction: parameter aliases to names, and the names (checked per reference)
+        self._aliases = {
+            spec.id: {alias: p.name for p in spec.params for alias in p.aliases}
+            for spec in specs
+        }
+        self._names = {spec.id: frozenset(p.name for p in spec.params) for spec in specs}
         self._applies_when = (
             None if applies_when is None else {i: tuple(applies_when[i]) for i in self._specs}
         )
@@ -207,11 +213,12 @@ class Taxonomy:
                 {}, [ParamProblem("id", f"unknown instruction id {instruction_id!r}")]
             )
         spec = self._specs[instruction_id]
-        given, problems = _canonical_names(spec, dict(params or {}))
+        given, problems = _canonical_names(self._aliases[instruction_id], dict(params or {}))
+        names = self._names[instruction_id]
         problems += [
             ParamProblem(f"params.{key}", _unknown_key_message(spec, key))
             for key in given
-            if key not in {p.name for p in spec.params}
+            if key not in names
         ]
         resolved: dict[str, Any] = {}
         for param in spec.params:
@@ -283,10 +290,14 @@ class Taxonomy:
 
 
 def _canonical_names(
-    spec: InstructionSpec, given: dict[str, Any]
+    aliases: dict[str, str], given: dict[str, Any]
 ) -> tuple[dict[str, Any], list[ParamProblem]]:
-    """``given`` with parameter aliases (SWE-IF's or older names) renamed to the names."""
-    aliases = {alias: p.name for p in spec.params for alias in p.aliases}
+    """``given`` with parameter aliases (SWE-IF's or older names) renamed to the names.
+
+    Args:
+        aliases: Alias to parameter name, for one instruction.
+        given: The parameters as given.
+    """
     if not aliases or not aliases.keys() & given.keys():
         return given, []
     renamed: dict[str, Any] = {}

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from prefjudge.records import CheckResult, InstructionRef, InstructionSpec, VerifierSpec
+from prefjudge.records import CheckResult, InstructionSpec, VerifierSpec
 from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy, resolve_settings
 from prefjudge.scoring.verify.checks import (
@@ -54,7 +54,24 @@ from prefjudge.scoring.verify.runners import (
     scratch_files,
 )
 
-Item = tuple[str, Sequence[InstructionRef]]
+
+class RefLike(Protocol):
+    """What verification reads of an instruction reference.
+
+    An :class:`~prefjudge.records.InstructionRef`, or any object with these attributes
+    (the verification process passes plain named tuples).
+    """
+
+    @property
+    def id(self) -> str:
+        """The instruction id."""
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """Its parameters (may be partial)."""
+
+
+Item = tuple[str, Sequence[RefLike]]
 
 
 @dataclass(slots=True)
@@ -219,7 +236,7 @@ class _Resolver:
         self.profile = profile
         self.memo: dict[Any, tuple[InstructionSpec, VerifierSpec, dict[str, Any]] | str] = {}
 
-    def __call__(self, item: int, ref: InstructionRef) -> _Check | CheckResult:
+    def __call__(self, item: int, ref: RefLike) -> _Check | CheckResult:
         try:
             key = (ref.id, tuple(sorted(ref.params.items())))
             resolved = self.memo.get(key)
@@ -235,7 +252,7 @@ class _Resolver:
         return _Check(item, spec, verifier, dict(params))
 
     def _resolve(
-        self, ref: InstructionRef
+        self, ref: RefLike
     ) -> tuple[InstructionSpec, VerifierSpec, dict[str, Any]] | str:
         result = self.taxonomy.check_params(ref.id, ref.params)
         if result.problems:

@@ -1,0 +1,310 @@
+"""Verification in a process of its own, beside a run that builds and writes records.
+
+Scoring without unit tests is two kinds of Python work at once: verifying (planning Ruff
+runs, reading their output, the checks written in Python) and turning the results into
+records (building, serialising, writing them). In one process both share one interpreter
+lock and each waits for the other; with verification in a second process the two use two
+cores. That process runs :func:`~prefjudge.scoring.verify.engine.verify_batch` exactly as
+this one would, so the results are the same (the tests and ``scripts/bench_verify.py``
+compare them).
+
+The process is ``python -m prefjudge.scoring.verify.process``, started with
+:mod:`subprocess` rather than :mod:`multiprocessing`, so that it never imports the caller's
+``__main__`` (a script without an ``if __name__ == "__main__"`` guard works as it would
+without it). Batches go to it over its standard input and results come back over its
+standard output, one pickled message each, in order. Only response texts, instruction ids
+and parameters go there and only statuses and reasons come back. It loads its modules and
+the taxonomy as soon as it starts, so that this overlaps whatever the caller does next; it
+ends when its input closes (also when this process dies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, BinaryIO, NamedTuple
+
+from prefjudge.records import CheckResult
+from prefjudge.scoring.profiles import Profile, get_profile
+from prefjudge.scoring.verify.engine import RefLike
+
+_PackedItem = tuple[str, list[tuple[str, dict[str, Any]]]]
+_PackedResult = tuple[str, dict[str, Any], str, str]
+
+
+class _Ref(NamedTuple):
+    """An instruction reference as verification reads it (cheaper than a pydantic model)."""
+
+    id: str
+    params: dict[str, Any]
+
+
+class VerifyProcessError(RuntimeError):
+    """The verification process failed or ended before it returned a batch's results."""
+
+
+class PendingResults:
+    """Results on their way from the process: :meth:`result` waits and unpacks them."""
+
+    def __init__(self, future: Future[list[list[_PackedResult]]]):
+        """Wrap the future the process's reader fills.
+
+        Args:
+            future: Set to the packed results, or to the process's failure.
+        """
+        self._future = future
+
+    def result(self) -> list[list[CheckResult]]:
+        """For each item, one CheckResult per instruction ref (as ``verify_batch``).
+
+        Raises:
+            VerifyProcessError: When the process failed or died before it finished.
+        """
+        packed = self._future.result()
+        construct = CheckResult.model_construct
+        return [[construct(id=ident, params=params, status=status, reason=reason)
+                 for ident, params, status, reason in row] for row in packed]
+
+    def cancel(self) -> bool:
+        """Give up waiting for these results (the process still verifies the batch)."""
+        return self._future.cancel()
+
+
+class VerifyProcess:
+    """A second process that verifies batches: :meth:`submit` is ``verify_batch`` there.
+
+    Use it as a context manager; the process ends with the block::
+
+        with VerifyProcess(workers=2, profile="reference") as process:
+            first, second = process.submit(items_1), process.submit(items_2)
+            results_1 = first.result()
+    """
+
+    def __init__(self, *, workers: int | None = None, profile: str | Profile | None = None):
+        """Start the process; it loads its modules and the taxonomy at once.
+
+        Args:
+            workers: Ruff processes the verification process runs in parallel.
+            profile: Verification profile, ``reference`` (default) or ``strict``.
+        """
+        self.workers = workers
+        self.profile = get_profile(profile).name
+        self._stderr = tempfile.TemporaryFile()  # closed in close()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "prefjudge.scoring.verify.process"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env=_child_env(),
+        )
+        self._waiting: deque[Future[list[list[_PackedResult]]]] = deque()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._failure: str | None = None  # why it can take no more batches
+        # Requests are written by a thread: a request waits in the pipe until the process
+        # has finished the batch before it, and the caller should not wait with it.
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write, name="prefjudge-verify-writer",
+                                        daemon=True)
+        self._reader = threading.Thread(target=self._read, name="prefjudge-verify-reader",
+                                        daemon=True)
+        self._writer.start()
+        self._reader.start()
+
+    def submit(self, items: Sequence[tuple[str, Sequence[RefLike]]]) -> PendingResults:
+        """Send ``(response text, instruction refs)`` items to be verified.
+
+        Args:
+            items: As for ``verify_batch``.
+
+        Returns:
+            The pending results; batches are verified in the order submitted.
+
+        Raises:
+            VerifyProcessError: When the process is closed.
+        """
+        packed: list[_PackedItem] = [
+            (text, [(ref.id, ref.params) for ref in refs]) for text, refs in items
+        ]
+        message = pickle.dumps((packed, self.profile, self.workers),
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        future: Future[list[list[_PackedResult]]] = Future()
+        with self._lock:
+            if self._closed:
+                raise VerifyProcessError("the verification process is closed")
+            if self._failure is not None:
+                future.set_exception(VerifyProcessError(self._failure))
+            else:
+                self._waiting.append(future)
+                self._outbox.put(message)
+        return PendingResults(future)
+
+    @property
+    def pid(self) -> int:
+        """The process id of the verification process."""
+        return self._process.pid
+
+    def _write(self) -> None:
+        """In a thread: requests to the process's input, then close it (at ``None``)."""
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            while (message := self._outbox.get()) is not None:
+                stdin.write(message)
+                stdin.flush()
+        except OSError:  # it died: the reader sees its output end and reports why
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def _read(self) -> None:
+        """In a thread: each reply into its waiting future; when replies end, fail the rest.
+
+        A batch whose verification raised fails alone (with the process's traceback); the
+        process goes on with the next.
+        """
+        stdout = self._process.stdout
+        assert stdout is not None
+        while True:
+            try:
+                status, payload = pickle.load(stdout)
+            except EOFError:
+                failure = self._died("it ended")
+                break
+            except (OSError, pickle.UnpicklingError, ValueError) as exc:
+                failure = self._died(f"its output could not be read ({exc})")
+                break
+            with self._lock:
+                future = self._waiting.popleft() if self._waiting else None
+            if future is None:
+                failure = "the verification process sent results nobody asked for"
+                break
+            if status == "ok":
+                _settle(future, result=payload)
+            else:
+                _settle(future, exception=VerifyProcessError(
+                    f"verifying a batch failed in the verification process:\n{payload}"))
+        with self._lock:
+            self._failure = failure
+            waiting, self._waiting = list(self._waiting), deque()
+        for future in waiting:
+            _settle(future, exception=VerifyProcessError(failure))
+
+    def _died(self, how: str) -> str:
+        code = self._process.wait()
+        self._stderr.seek(0)
+        tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        detail = f" (exit status {code})" + (f":\n{tail}" if tail else "")
+        return (f"the verification process ended before it returned all results: {how}"
+                f"{detail}. Records written before are kept: rerun the command to resume")
+
+    def close(self) -> None:
+        """End the process (results not yet returned are given up) and wait for it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._outbox.put(None)
+        self._writer.join()
+        self._reader.join()
+        self._process.wait()
+        self._stderr.close()
+
+    def __enter__(self) -> VerifyProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with the folder prefjudge was imported from first on the path.
+
+    The process must import the same prefjudge as this one, also when it was found through
+    a path set at run time rather than an installation.
+    """
+    import prefjudge
+
+    here = str(Path(prefjudge.__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": here + (os.pathsep + path if path else "")}
+
+
+def _settle(future: Future[Any], *, result: Any = None,
+            exception: BaseException | None = None) -> None:
+    """Set a future's outcome unless its waiter gave up on it."""
+    if not future.set_running_or_notify_cancel():
+        return
+    if exception is not None:
+        future.set_exception(exception)
+    else:
+        future.set_result(result)
+
+
+def verify_packed(
+    packed: list[_PackedItem], profile: str, workers: int | None
+) -> list[list[_PackedResult]]:
+    """Verify one batch of packed items and pack the results (what the process does).
+
+    Args:
+        packed: ``(response text, [(instruction id, parameters), ...])`` per item.
+        profile: Verification profile name.
+        workers: Ruff processes run in parallel.
+
+    Returns:
+        ``(id, params, status, reason)`` per check, per item.
+    """
+    from prefjudge.scoring.verify.engine import verify_batch
+
+    items = [(text, [_Ref(ident, params) for ident, params in refs]) for text, refs in packed]
+    results = verify_batch(items, workers=workers, profile=profile)
+    return [[(check.id, check.params, check.status, check.reason) for check in row]
+            for row in results]
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    """The process's loop: verify each batch read from ``requests``, until it closes.
+
+    Args:
+        requests: Pickled ``(packed items, profile, workers)`` messages.
+        replies: Where ``("ok", results)`` or ``("error", traceback)`` go, one per request.
+    """
+    import traceback
+
+    from prefjudge.scoring.taxonomy import load_taxonomy
+
+    load_taxonomy()  # before the first batch arrives
+    while True:
+        try:
+            packed, profile, workers = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            reply: tuple[str, Any] = ("ok", verify_packed(packed, profile, workers))
+        except Exception:  # reported to the caller, which raises it there
+            reply = ("error", traceback.format_exc())
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+
+def _main() -> None:
+    # Replies get a descriptor of their own; anything else printed goes to stderr.
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    try:
+        serve(sys.stdin.buffer, replies)
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the caller reports
+        os._exit(130)
+
+
+if __name__ == "__main__":
+    _main()
