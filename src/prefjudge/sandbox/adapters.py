@@ -118,6 +118,16 @@ def _how_it_ended(outcome: RunOutcome) -> str:
     return "no exit status"
 
 
+def _scratch_full(outcome: RunOutcome, limits: SandboxLimits) -> str:
+    """What the code used up of its tmpfs, said plainly ('' when nothing)."""
+    parts = []
+    if "files" in outcome.scratch_full:
+        parts.append(f"the sandbox's {limits.max_files}-file limit")
+    if "bytes" in outcome.scratch_full:
+        parts.append(f"the sandbox's {limits.disk_mb} MiB disk")
+    return f"no space left: the code used up {' and '.join(parts)}" if parts else ""
+
+
 def interpret(outcome: RunOutcome, limits: SandboxLimits) -> FuncResult:
     """Turn a run's outcome into a status and a bounded detail message.
 
@@ -139,16 +149,23 @@ def interpret(outcome: RunOutcome, limits: SandboxLimits) -> FuncResult:
         return FuncResult(
             status="timeout", detail=f"wall-clock limit of {limits.timeout_s:g} s exceeded"
         )
+    full = _scratch_full(outcome, limits)
     if outcome.result is not None:
         detail = str(outcome.result.get("detail", ""))[:DETAIL_MAX]
+        if full and outcome.result["status"] != "pass":
+            # the code used up its tmpfs: its own doing, whatever the harness made of it
+            return FuncResult(status="fail", detail=f"{full}\n{detail}"[:DETAIL_MAX])
         return FuncResult(status=outcome.result["status"], detail=detail)
+    if full:
+        tail = _tail(outcome.output)
+        return FuncResult(status="fail", detail=f"{full}\n{tail}" if tail else full)
     if outcome.signal == signal.SIGXCPU:
         return FuncResult(status="timeout", detail=f"CPU-time limit of {limits.cpu_s} s exceeded")
     if outcome.supervisor_lost:
         return FuncResult(
             status="fail",
-            detail="the sandbox supervisor was killed before "
-            "the tests finished\n" + _tail(outcome.output),
+            detail="the sandbox supervisor ended before the tests finished (in rlimits mode "
+            "the code can kill it)\n" + _tail(outcome.output),
         )
     if outcome.stage == "started":
         detail = f"the program ended before its tests finished ({_how_it_ended(outcome)})"

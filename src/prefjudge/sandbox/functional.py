@@ -82,6 +82,12 @@ def run_functional(
                 on_result(index, result)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sandbox") as pool:
-        for future in [pool.submit(work, index) for index in range(len(jobs))]:
-            future.result()
+        futures = [pool.submit(work, index) for index in range(len(jobs))]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:  # Ctrl-C, or a failing callback: run no queued job
+            for future in futures:
+                future.cancel()
+            raise
     return [result for result in results if result is not None]

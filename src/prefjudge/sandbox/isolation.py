@@ -47,11 +47,18 @@ _COMMON_ENFORCED = [
     "file-size limit (RLIMIT_FSIZE); no core dumps",
     "bounded stdout/stderr (the run is stopped past the cap)",
     "environment stripped of the parent's variables",
+    "seccomp filter: no new namespaces, mounts, ptrace or process_vm_readv, bpf, perf "
+    "events, userfaultfd, keyrings or kernel modules",
+    "the harness is not dumpable: programs it starts cannot read its memory",
+    "the run is killed when prefjudge dies, even by SIGKILL (parent-death signal)",
 ]
 _NAMESPACE_ENFORCED = [
-    "fresh work dir on a size-limited tmpfs; private /tmp, /var/tmp and /dev/shm",
+    "fresh work dir on a tmpfs limited in size and in files (inodes); private /tmp, "
+    "/var/tmp and /dev/shm, limited too",
     "no network, loopback included (empty network namespace)",
-    "every other mount read-only (no writes outside the work dir)",
+    "a minimal root filesystem, read-only: system folders (/usr, /lib...), the "
+    "interpreter's prefixes and site-packages, a few files of /etc, five devices; no "
+    "home, project, /run sockets or siblings of the interpreter's folders",
     "pid namespace: every process the code starts is killed when the run ends",
     "IPC and UTS namespaces",
     "no_new_privs (setuid programs cannot raise privileges)",
@@ -88,16 +95,22 @@ class IsolationPlan:
 
 
 def interpreter_paths() -> list[str]:
-    """Real paths the sandboxed interpreter needs to read (prefixes and sys.path)."""
-    candidates = [
-        os.path.dirname(sys.executable),
-        os.path.realpath(sys.executable),
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        sys.base_exec_prefix,
-        *(entry for entry in sys.path if entry),
-    ]
+    """Real paths the sandboxed interpreter needs to read: its prefixes and site-packages.
+
+    The prefixes (a venv and the installation it was made from), the interpreter itself,
+    and the ``sys.path`` entries inside them or named ``site-packages``/``dist-packages``.
+    Other entries (a project's source folder on the path of an editable install, the
+    current directory) are left out: the tests never import them, and the sandbox must
+    not see them.
+    """
+    prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    candidates = [os.path.dirname(sys.executable), os.path.realpath(sys.executable), *prefixes]
+    real_prefixes = [os.path.realpath(prefix) for prefix in prefixes]
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        inside = any(real == prefix or real.startswith(prefix + "/") for prefix in real_prefixes)
+        if entry and (inside or os.path.basename(real) in ("site-packages", "dist-packages")):
+            candidates.append(entry)
     paths = {os.path.realpath(path) for path in candidates if os.path.exists(path)}
     return sorted(paths)
 
@@ -163,18 +176,18 @@ def describe(plan: IsolationPlan) -> dict[str, object]:
         ]
         report["not_enforced"] = [
             "total memory across a run's processes (RLIMIT_AS is per process; no cgroup)",
-            "reading world-readable files (read-only)",
+            "reading the world-readable files of that minimal root (read-only)",
         ]
     elif plan.mode == "userns":
         report["enforced"] = [
             *_COMMON_ENFORCED,
             *_NAMESPACE_ENFORCED,
-            "no capabilities (user namespace); home directory hidden",
+            "no capabilities (user namespace)",
             "process limit (RLIMIT_NPROC) counted within the run's user namespace",
         ]
         report["not_enforced"] = [
-            "a separate uid: the code runs as you, so it can READ your files outside "
-            "your home directory (all writes are blocked)",
+            "a separate uid: the code runs as you (it sees only the minimal root, "
+            "read-only)",
             "total memory across a run's processes (RLIMIT_AS is per process; no cgroup)",
         ]
     elif plan.drop_uid:

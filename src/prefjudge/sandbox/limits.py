@@ -16,6 +16,8 @@ class SandboxLimits:
         nproc: Most processes and threads the run's user may have (RLIMIT_NPROC).
         fsize_mb: Largest file the run may write (RLIMIT_FSIZE), in MiB.
         disk_mb: Size of the run's private tmpfs (work dir and /tmp), in MiB.
+        max_files: Most files and directories (inodes) on that tmpfs; /var/tmp and /dev/shm
+            get at most 1,000 each.
         max_output_kb: Most stdout+stderr the run may write before it is stopped, in KiB.
         nofile: Most open file descriptors per process (RLIMIT_NOFILE).
     """
@@ -26,6 +28,7 @@ class SandboxLimits:
     nproc: int = 128
     fsize_mb: int = 128
     disk_mb: int = 256
+    max_files: int = 20_000
     max_output_kb: int = 1024
     nofile: int = 1024
 
@@ -42,5 +45,6 @@ class SandboxLimits:
             "nproc": int(self.nproc),
             "fsize_mb": int(self.fsize_mb),
             "disk_mb": int(self.disk_mb),
+            "max_files": int(self.max_files),
             "nofile": int(self.nofile),
         }

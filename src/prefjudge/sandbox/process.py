@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -13,7 +14,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,17 @@ REPORT_MAX_BYTES = 4 << 20
 STARTED_MARKER = "[prefjudge-harness-started"  # as in child/harness.py
 FUNC_STATUSES = ("pass", "fail", "timeout", "error")
 EXIT_EXEC_FAILED = 71
+RUN_DIR_PREFIX = "prefjudge-sandbox-"
+OWNER_FILE = "owner.json"
+OWNER_MAX_BYTES = 4096
+UNMARKED_GRACE_S = 3600.0
+PR_SET_PDEATHSIG = 1
+
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+if _prctl is not None:
+    _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_cleanup_lock = threading.Lock()
+_cleanup_started = False
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,8 @@ class RunOutcome:
         output: Captured stdout+stderr (at most the cap, decoded leniently).
         output_exceeded: The run wrote more than the cap and was stopped.
         supervisor_lost: The launcher died without reporting (e.g. the code killed it).
+        scratch_full: Which limits of the run's tmpfs the code used up (``files``,
+            ``bytes``), as the launcher found it when the run ended.
     """
 
     stage: str | None
@@ -57,6 +73,7 @@ class RunOutcome:
     output: str
     output_exceeded: bool
     supervisor_lost: bool
+    scratch_full: tuple[str, ...] = ()
 
 
 def sandbox_env(python: str) -> dict[str, str]:
@@ -161,6 +178,8 @@ def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> _Strea
         str(report_write),
     ]
     try:
+        # The child (unshare, or the launcher in rlimits mode) gets SIGKILL if we die, even
+        # by SIGKILL; unshare's --kill-child then takes the launcher's pid namespace down.
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -169,7 +188,11 @@ def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> _Strea
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
             start_new_session=True,
             pass_fds=(report_write,),
+            preexec_fn=_die_with_parent(),
         )
+    except BaseException:
+        os.close(report_read)
+        raise
     finally:
         os.close(report_write)
     try:
@@ -222,6 +245,213 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=make_writable)
 
 
+# --- lifetime: nothing outlives the process that started it ---------------------------------
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A Popen ``preexec_fn`` that makes the child get SIGKILL when its parent dies.
+
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child exits, not the
+    whole process. That is safe here: :func:`run_in_sandbox` is synchronous, so the
+    forking thread (a worker of ``functional.py``'s thread pool, or the caller's thread)
+    stays blocked in it until the child has been waited for; it can only go away when the
+    whole process dies, which is exactly when the signal must fire.
+
+    The function runs in the forked child of a multithreaded parent, before exec, which
+    Python's documentation warns against in general: a lock another thread held at fork
+    time stays locked in the child. It is acceptable here because the function does no
+    more than one prctl call and one getppid, through a ctypes prototype and arguments
+    prepared before the fork: no import, no logging, no buffered I/O, no lock of ours.
+
+    Returns:
+        The function, or None where prctl does not exist (not Linux).
+    """
+    if _prctl is None:
+        return None
+    prctl, option, kill = _prctl, PR_SET_PDEATHSIG, int(signal.SIGKILL)
+    parent = os.getpid()
+
+    def preexec() -> None:
+        if prctl(option, kill, 0, 0, 0) != 0:
+            # Cannot happen for a valid signal; refuse to start a sandbox that could outlive
+            # us (Popen raises SubprocessError in the parent: loud, never a wrong score).
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent:
+            os._exit(EXIT_EXEC_FAILED)  # the parent died before prctl: nobody to signal us
+
+    return preexec
+
+
+def _read_small(path: str, cap: int) -> bytes | None:
+    """Read a small regular file without following links; None if not possible."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(cap + 1)[:cap]
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (start time since boot): None if gone or a zombie.
+
+    Together with the pid it names one process: a reused pid has a later start time.
+    """
+    raw = _read_small(f"/proc/{pid}/stat", OWNER_MAX_BYTES)
+    if raw is None:
+        return None
+    fields = raw.rsplit(b")", 1)[-1].split()  # the command name may hold spaces
+    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
+
+
+def _boot_id() -> str | None:
+    raw = _read_small("/proc/sys/kernel/random/boot_id", OWNER_MAX_BYTES)
+    return None if raw is None else raw.decode("ascii", errors="replace").strip()
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def _owner_record() -> dict[str, Any]:
+    """Who creates a run dir now: enough to prove later whether that process is gone."""
+    pid = os.getpid()
+    return {
+        "pid": pid,
+        "start_time": _start_time(pid),
+        "boot_id": _boot_id(),
+        "pid_namespace": _pid_namespace(),
+    }
+
+
+def _write_owner(run_dir: Path) -> None:
+    fd = os.open(run_dir / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(_owner_record(), handle)
+
+
+def _read_owner(run_dir: Path) -> dict[str, Any] | None:
+    """The run dir's owner record, or None if it has no complete, well-formed one."""
+    raw = _read_small(str(run_dir / OWNER_FILE), OWNER_MAX_BYTES)
+    if raw is None:
+        return None
+    try:
+        owner = json.loads(raw)
+    except ValueError:
+        return None  # e.g. being written right now
+    if not isinstance(owner, dict):
+        return None
+    if not all(isinstance(owner.get(key), int) for key in ("pid", "start_time")):
+        return None
+    return owner
+
+
+def _owner_is_gone(owner: dict[str, Any]) -> bool:
+    """Whether the owner process provably no longer exists (False when we cannot tell)."""
+    boot = owner.get("boot_id")
+    if boot is not None and _boot_id() not in (None, boot):
+        return True  # written before a reboot
+    if owner.get("pid_namespace") != _pid_namespace():
+        return False  # its pid means something else here (another container)
+    return _start_time(owner["pid"]) != owner["start_time"]
+
+
+def _is_orphaned(run_dir: Path, info: os.stat_result, now: float) -> bool:
+    owner = _read_owner(run_dir)
+    if owner is not None:
+        return _owner_is_gone(owner)
+    # No readable marker: a dir being set up right now (between mkdtemp and the marker), or
+    # one from before markers existed. Only age tells them apart (a run adds files to its
+    # dir as it starts, which moves the dir's mtime).
+    return now - info.st_mtime > UNMARKED_GRACE_S
+
+
+def _own_run_dirs(root: Path) -> list[tuple[Path, os.stat_result]]:
+    """Run dirs directly in ``root`` that are real directories owned by our uid."""
+    found = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if not entry.name.startswith(RUN_DIR_PREFIX):
+                continue
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+                    found.append((root / entry.name, info))
+    return found
+
+
+def _run_dir_names_in_use() -> set[str]:
+    """Names of run dirs that a live process names on its command line (e.g. a launcher)."""
+    names = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            for arg in os.fsdecode(cmdline).split("\0"):
+                names.update(p for p in arg.split("/") if p.startswith(RUN_DIR_PREFIX))
+    return names
+
+
+def clean_orphaned_run_dirs(tmp_root: Path | None = None) -> list[Path]:
+    """Remove run dirs whose creating process provably died without removing them.
+
+    A ``prefjudge-sandbox-*`` dir directly in ``tmp_root`` is removed only if it is a
+    real directory owned by our uid, no live process names it on its command line, and
+
+    * its owner marker (``owner.json``: pid, start time, boot id, pid namespace) names a
+      process that is gone: that pid no longer runs (or is a zombie), runs with another
+      start time (a reused pid), or the machine rebooted since; or
+    * it has no readable marker and was last changed more than an hour ago
+      (its mtime; :data:`UNMARKED_GRACE_S`): a younger one may be a run being set up.
+
+    A dir whose owner is alive, or whose owner lives in another pid namespace (its pid
+    cannot be checked from here), is never removed.
+
+    Args:
+        tmp_root: Where to look (default: :func:`tempfile.gettempdir`, where runs are made).
+
+    Returns:
+        The run dirs removed.
+
+    Raises:
+        OSError: ``tmp_root`` cannot be listed.
+    """
+    root = Path(tmp_root) if tmp_root is not None else Path(tempfile.gettempdir())
+    now = time.time()
+    orphans = [path for path, info in _own_run_dirs(root) if _is_orphaned(path, info, now)]
+    if not orphans:
+        return []
+    in_use = _run_dir_names_in_use()
+    removed = []
+    for path in orphans:
+        if path.name in in_use:
+            continue
+        _remove_tree(path)
+        if not os.path.lexists(path):
+            removed.append(path)
+    return removed
+
+
+def _clean_orphans_once() -> None:
+    """On this process's first sandbox run (of any thread), clean what dead runs left."""
+    global _cleanup_started
+    with _cleanup_lock:
+        if _cleanup_started:
+            return
+        _cleanup_started = True
+    # Best effort: a temp dir that cannot be listed must not stop the run (mkdtemp will say).
+    with contextlib.suppress(OSError):
+        clean_orphaned_run_dirs()
+
+
 def run_in_sandbox(
     plan: IsolationPlan,
     payload: dict[str, Any],
@@ -237,10 +467,12 @@ def run_in_sandbox(
     Returns:
         The run's outcome; the harness's result is trusted only with the run's nonce.
     """
+    _clean_orphans_once()
     nonce = secrets.token_hex(16)
     payload = {**payload, "nonce": nonce, "output_cap": limits.max_output_kb * 1024}
-    run_dir = Path(tempfile.mkdtemp(prefix="prefjudge-sandbox-"))
-    try:
+    run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX))
+    try:  # removed on every way out; if we are killed, a later run's cleanup removes it
+        _write_owner(run_dir)
         with UID_POOL.acquire() as uid:
             _write_inputs(run_dir, payload)
             config = _config(plan, limits, uid)
@@ -275,4 +507,6 @@ def run_in_sandbox(
         output=text,
         output_exceeded=streams.output_exceeded,
         supervisor_lost=False,
+        scratch_full=tuple(str(kind) for kind in outcome.get("scratch_full") or ()
+                           if kind in ("files", "bytes")),
     )

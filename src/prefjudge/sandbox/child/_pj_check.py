@@ -17,6 +17,7 @@ TESTS_FILE = "tests.py"
 def run(payload: dict) -> dict[str, str]:
     """Execute the code, then the tests' ``check`` on the entry point."""
     entry_point = payload["entry_point"]
+    snapshot = common.Snapshot({"builtins": builtins.__dict__})
     try:
         code = common.compile_source(payload["code"], CODE_FILE)
     except (SyntaxError, ValueError) as exc:
@@ -44,4 +45,4 @@ def run(payload: dict) -> dict[str, str]:
         check(candidate)
     except BaseException as exc:
         return common.failure_from_exception(exc, (CODE_FILE, TESTS_FILE))
-    return {"status": "pass", "detail": "check passed"}
+    return common.tampered(snapshot) or {"status": "pass", "detail": "check passed"}

@@ -156,3 +156,48 @@ def failure_from_exception(
         text = f"the code called exit({short_repr(exc.code)}) before the tests finished"
         return {"status": "fail", "detail": prefix + text}
     return {"status": "fail", "detail": truncate(prefix + describe_exception(exc, keep_files))}
+
+
+class Snapshot:
+    """Which objects a test run relies on, taken before any untrusted code runs.
+
+    Code under test runs in the harness's interpreter (as in the benchmarks' own
+    harnesses), so it could replace ``unittest``'s methods or a builtin to make failing
+    tests pass. :meth:`changed` names every entry replaced or removed since the snapshot
+    (entries added are allowed: libraries register things). This raises the bar; code
+    written to tamper with the interpreter more cleverly (walking frames to the result
+    writer) is the limit stated in the README.
+    """
+
+    def __init__(self, namespaces: dict[str, Any]):
+        """Remember the entries of each namespace (a module, a class or a dict).
+
+        Args:
+            namespaces: Display name to the object whose ``__dict__`` (or itself, for a
+                dict) is watched.
+        """
+        self._watched = namespaces
+        self._saved = {name: dict(_entries(space)) for name, space in namespaces.items()}
+
+    def changed(self) -> list[str]:
+        """``namespace.entry`` for every entry replaced or removed, sorted."""
+        found = []
+        for name, space in self._watched.items():
+            now = _entries(space)
+            for key, value in self._saved[name].items():
+                if key not in now or now[key] is not value:
+                    found.append(f"{name}.{key}")
+        return sorted(found)
+
+
+def _entries(space: Any) -> Any:
+    return space if isinstance(space, dict) else vars(space)
+
+
+def tampered(snapshot: Snapshot) -> dict[str, str] | None:
+    """A failing result when the code replaced what the tests rely on, else None."""
+    changed = snapshot.changed()
+    if not changed:
+        return None
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return {"status": "fail", "detail": f"the code replaced what the tests rely on: {shown}"}

@@ -90,8 +90,32 @@ def _summarise(result: RecordingResult) -> dict[str, str]:
     return {"status": "pass", "detail": f"{result.testsRun} tests passed"}
 
 
+def _watched() -> dict[str, Any]:
+    """What the tests rely on: unittest's classes and modules, and the builtins."""
+    import unittest.case
+    import unittest.loader
+    import unittest.result
+    import unittest.suite
+
+    return {
+        "builtins": builtins.__dict__,
+        "unittest": unittest,
+        "unittest.case": unittest.case,
+        "unittest.suite": unittest.suite,
+        "unittest.loader": unittest.loader,
+        "unittest.result": unittest.result,
+        "unittest.TestCase": unittest.TestCase,
+        "unittest.TestSuite": unittest.TestSuite,
+        "unittest.TestLoader": unittest.TestLoader,
+        "unittest.TestResult": unittest.TestResult,
+        "unittest.case._Outcome": unittest.case._Outcome,
+        "RecordingResult": RecordingResult,
+    }
+
+
 def run(payload: dict) -> dict[str, str]:
     """Run BigCodeBench-style ``TestCases`` against the code; return status and detail."""
+    snapshot = common.Snapshot(_watched())
     module, problem = _load_module(payload["code"], payload["tests"])
     if problem is not None:
         return problem
@@ -101,6 +125,8 @@ def run(payload: dict) -> dict[str, str]:
     suite = unittest.TestLoader().loadTestsFromTestCase(cases)
     result = RecordingResult()
     suite.run(result)
-    if result.testsRun == 0:
-        return {"status": "error", "detail": "no tests ran"}
-    return _summarise(result)
+    outcome = _summarise(result) if result.testsRun else {"status": "error",
+                                                          "detail": "no tests ran"}
+    if outcome["status"] == "pass":
+        return common.tampered(snapshot) or outcome
+    return outcome

@@ -37,8 +37,23 @@ def load_payload() -> dict:
     return payload
 
 
+def not_dumpable() -> None:
+    """Keep this process's memory from the programs it starts (stdio and EvalPlus runs).
+
+    They run under the same uid: without this, ``/proc/<harness>/mem`` (and ptrace, which
+    the seccomp filter refuses anyway) would give them the nonce and let them forge a
+    result. Programs it starts become dumpable again when they exec; they hold no secret.
+    """
+    import ctypes
+
+    pr_set_dumpable = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
 def main() -> None:
     """Run the payload's test format and write the result; exits without cleanup hooks."""
+    not_dumpable()
     payload = load_payload()
     writer = common.ResultWriter(payload["nonce"])
     # Announce the start on the output pipe, which the code under test cannot rewrite.
@@ -46,6 +61,9 @@ def main() -> None:
     module_name, function_name = RUNNERS[payload["format"]]
     runner = getattr(importlib.import_module(module_name), function_name)
     sys.path.remove(HERE)
+    # The harness's modules are not importable by name from the code under test.
+    for name in [name for name in sys.modules if name.startswith("_pj_")]:
+        del sys.modules[name]
     sink = common.install_sinks(int(payload.get("output_cap", 1 << 20)))
     try:
         result = runner(payload)

@@ -4,21 +4,25 @@ The parent starts it as ``python -I -S -B launcher.py RUN_DIR REPORT_FD``, in ``
 ``userns`` modes as pid 1 of fresh pid, mount, network, IPC and UTS namespaces (created
 by ``unshare``). It reads ``RUN_DIR/config.json`` and ``RUN_DIR/in/*``, then:
 
-1. (namespace modes) makes every mount read-only, hides directories the sandbox must
-   not see (re-exposing the interpreter's paths read-only), and mounts fresh,
-   size-limited tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``; the work dir is
-   ``/tmp/work`` on that tmpfs;
+1. (namespace modes) builds a minimal root filesystem and pivots into it, the way
+   bubblewrap and nsjail do: a fresh tmpfs holding, read-only, the system directories
+   (``/usr``, ``/bin``, ``/lib``...), the interpreter's prefixes and site-packages, a few
+   files of ``/etc``, five devices in ``/dev`` and this pid namespace's ``/proc``; fresh
+   tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``, limited in size and in files. Nothing
+   else of the host is visible (no home, project, ``/run`` sockets, or siblings of the
+   interpreter's folders); the work dir is ``/tmp/work``;
 2. forks the harness, which drops privileges (a per-run uid as root; no capabilities
-   in a user namespace), sets rlimits and ``no_new_privs`` and execs the interpreter
-   on ``harness.py`` with a stripped environment;
+   in a user namespace), dies with the launcher (parent-death signal), sets rlimits,
+   ``no_new_privs`` and a seccomp filter (no namespaces, mounts, ptrace...) and execs
+   the interpreter on ``harness.py`` with a stripped environment;
 3. waits for it with a wall-clock deadline, then kills every process left (the whole
    pid namespace, or, in ``rlimits`` mode, every descendant it reaps as subreaper);
 4. sends the outcome down the REPORT_FD pipe (never inherited by the harness) as one
    JSON object: exit status, whether it timed out, and the raw result file the
    harness left (read without following links, size-capped).
 
-``RUN_DIR`` (config and input files) is only read: in namespace modes it becomes
-read-only and hidden like the rest of the host's /tmp.
+``RUN_DIR`` (config and input files) is only read: in namespace modes it is left behind
+with the rest of the host's tree when the launcher pivots into the new root.
 
 It never runs model-written code itself and never prints unless setup fails.
 """
@@ -48,6 +52,10 @@ MS_REC = 16384
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
 
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_CAPBSET_DROP = 24
@@ -80,10 +88,23 @@ PSEUDO_FILESYSTEMS = {
     "tracefs",
 }
 
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_ENTRIES = (
+    "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "resolv.conf", "gai.conf",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "ssl",
+    "ca-certificates", "ca-certificates.conf", "pki", "mime.types", "protocols", "services",
+    "os-release", "debian_version", "lsb-release", "fonts", "alternatives", "locale.alias",
+    "locale.gen", "shells", "matplotlibrc",
+)
+DEVICES = ("null", "zero", "full", "random", "urandom")
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 NS_WORK_DIR = "/tmp/work"
 NS_HARNESS_DIR = "/tmp/.prefjudge-harness"
 RESULT_NAME = ".prefjudge-result.json"
 RESULT_MAX_BYTES = 1 << 20
+SMALL_SCRATCH_FILES = 1_000  # most files on /var/tmp and /dev/shm
+RESERVED_FILES = 64  # the work and harness dirs, the harness's files, the inputs
 EXIT_SETUP_FAILED = 70
 EXIT_EXEC_FAILED = 71
 
@@ -102,6 +123,101 @@ _libc.prctl.argtypes = [
     ctypes.c_ulong,
     ctypes.c_ulong,
 ]
+
+
+# --- the seccomp filter of the harness and everything it starts ------------------------------
+#
+# Namespaces, mounts, tracing and a few kernel interfaces the tests never need are refused
+# with EPERM: no new user (or other) namespace from inside, no mount, no ptrace or
+# process_vm_readv of a neighbour, no bpf, perf events, userfaultfd, keyrings or modules.
+# clone is allowed without namespace flags (threads, fork); clone3, whose flags the filter
+# cannot read, answers ENOSYS, on which the C library falls back to clone. A system call
+# of another ABI than the launcher's (32-bit int 0x80, x32) kills the process.
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+EPERM, ENOSYS = 1, 38
+# namespace flags of clone (CLONE_NEWTIME is left out: clone's low byte is a signal number)
+CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 \
+    | 0x20000000 | 0x40000000
+REFUSED_SYSCALLS = {  # name: (x86_64, aarch64)
+    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39),
+    "pivot_root": (155, 41), "chroot": (161, 51), "ptrace": (101, 117),
+    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "keyctl": (250, 219),
+    "add_key": (248, 217), "request_key": (249, 218), "bpf": (321, 280),
+    "perf_event_open": (298, 241), "userfaultfd": (323, 282), "open_tree": (428, 428),
+    "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431),
+    "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442),
+    "kexec_load": (246, 104), "init_module": (175, 105), "finit_module": (313, 273),
+    "delete_module": (176, 106),
+}
+CLONE = (56, 220)
+CLONE3 = (435, 435)
+
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The filter as ``(code, jt, jf, k)`` instructions for this machine's ABI.
+
+    Raises:
+        SetupError: On an architecture the filter does not know.
+    """
+    if machine not in AUDIT_ARCH:
+        raise SetupError(f"no seccomp filter for architecture {machine!r}")
+    column = 0 if machine == "x86_64" else 1
+    refused = sorted({numbers[column] for numbers in REFUSED_SYSCALLS.values()})
+    # Labels are resolved below: each jump is (label if true, label if false).
+    program: list[tuple] = [
+        (_LD_W_ABS, None, None, 4),  # seccomp_data.arch
+        (_JEQ, "next", "kill", AUDIT_ARCH[machine]),
+        (_LD_W_ABS, None, None, 0),  # seccomp_data.nr
+    ]
+    if machine == "x86_64":
+        program.append((_JGE, "eperm", "next", X32_SYSCALL_BIT))
+    program += [(_JEQ, "eperm", "next", number) for number in refused]
+    program += [
+        (_JEQ, "enosys", "next", CLONE3[column]),
+        (_JEQ, "next", "allow", CLONE[column]),
+        (_LD_W_ABS, None, None, 16),  # low word of args[0]: clone's flags
+        (_JSET, "eperm", "allow", CLONE_NAMESPACE_FLAGS),
+    ]
+    targets = {"allow": SECCOMP_RET_ALLOW, "eperm": SECCOMP_RET_ERRNO | EPERM,
+               "enosys": SECCOMP_RET_ERRNO | ENOSYS, "kill": SECCOMP_RET_KILL_PROCESS}
+    where = {name: len(program) + index for index, name in enumerate(targets)}
+    resolved = []
+    for index, (code, jt, jf, k) in enumerate(program):
+        if code in (_JEQ, _JGE, _JSET):
+            jt, jf = (0 if label == "next" else where[label] - index - 1 for label in (jt, jf))
+        resolved.append((code, jt or 0, jf or 0, k))
+    return resolved + [(_RET, 0, 0, value) for value in targets.values()]
+
+
+def install_seccomp_filter() -> None:
+    """Install the filter on this process (inherited by everything it execs and forks).
+
+    Needs ``no_new_privs`` first when unprivileged.
+    """
+    import platform
+
+    instructions = seccomp_program(platform.machine())
+    array = (_SockFilter * len(instructions))(*[_SockFilter(*ins) for ins in instructions])
+    program = _SockFprog(len(instructions), array)
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(program), 0, 0):
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp filter: {os.strerror(err)}")
 
 
 class SetupError(Exception):
@@ -190,54 +306,18 @@ def make_everything_readonly() -> list[str]:
     return tolerated
 
 
-def open_exposures(masks: list[str], exposed: list[str]) -> dict[str, dict[str, int]]:
-    """Open O_PATH handles to what each mask must re-expose, before anything is hidden."""
-    plan: dict[str, dict[str, int]] = {}
-    for mask in masks:
-        children: dict[str, int] = {}
-        for path in exposed:
-            if path.startswith(mask.rstrip("/") + "/"):
-                name = path[len(mask.rstrip("/")) + 1 :].split("/", 1)[0]
-                if name not in children:
-                    with contextlib.suppress(OSError):
-                        children[name] = os.open(os.path.join(mask, name), os.O_PATH)
-        plan[mask] = children
-    return plan
-
-
-def apply_masks(plan: dict[str, dict[str, int]]) -> None:
-    """Hide each mask dir under an empty read-only tmpfs, binding back what it exposes."""
-    for mask in sorted(plan, key=lambda p: p.count("/")):
-        mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
-        bind_back(mask, plan[mask])
-        mount(None, mask, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def bind_back(directory: str, children: dict[str, int]) -> None:
-    """Bind each O_PATH handle back, read-only, as ``directory/<name>`` on a fresh mount."""
-    for name, handle in children.items():
-        target = os.path.join(directory, name)
-        if stat.S_ISDIR(os.fstat(handle).st_mode):
-            os.mkdir(target, 0o755)
-        else:
-            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-        mount(f"/proc/self/fd/{handle}", target, None, MS_BIND | MS_REC)
-        remount_readonly(target)
-        os.close(handle)
-
-
-def mount_scratch(disk_mb: int, exposed: list[str]) -> None:
-    """Fresh, size-limited tmpfs on /tmp, /var/tmp and /dev/shm.
-
-    An interpreter that lives under one of them (a venv in /tmp, as CI clones may have)
-    is bound back read-only on the fresh tmpfs, so the sandbox can still start it.
-    """
-    scratch = [path for path in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(path)]
-    keep = open_exposures(scratch, exposed)
-    for path in scratch:
-        size = disk_mb if path == "/tmp" else min(disk_mb, 64)
-        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
-        bind_back(path, keep[path])
+def scratch_exhausted(path: str) -> list[str]:
+    """Which of the scratch tmpfs's limits the run used up: ``files``, ``bytes`` (or none)."""
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return []
+    full = []
+    if info.f_files and info.f_ffree == 0:
+        full.append("files")
+    if info.f_blocks and info.f_bfree == 0:
+        full.append("bytes")
+    return full
 
 
 def write_files(
@@ -316,8 +396,18 @@ def set_limits(limits: dict[str, int], shared_uid: bool) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def exec_harness(config: dict, work_dir: str, harness_dir: str, env: dict[str, str]) -> None:
-    """In the forked child: drop privileges, limit, and exec the harness. Never returns."""
+def exec_harness(
+    config: dict, work_dir: str, harness_dir: str, env: dict[str, str], launcher: int
+) -> None:
+    """In the forked child: drop privileges, limit, filter, exec the harness. Never returns.
+
+    Args:
+        config: The run's configuration.
+        work_dir: Where the harness runs.
+        harness_dir: Where the harness's files are.
+        env: Its whole environment.
+        launcher: The launcher's pid (the parent to outlive never).
+    """
     try:
         os.chdir(work_dir)
         mode = config["mode"]
@@ -330,8 +420,14 @@ def exec_harness(config: dict, work_dir: str, harness_dir: str, env: dict[str, s
             os.setresuid(uid, uid, uid)
         elif mode == "userns":
             drop_capabilities()
+        # Dies with the launcher (set after the uid change, which clears it): in rlimits
+        # mode nothing else would end it when prefjudge and so the launcher are killed.
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != launcher:
+            os._exit(EXIT_EXEC_FAILED)  # the launcher died before the line above
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         set_limits(config["limits"], shared_uid=mode == "rlimits" and not config["drop_uid"])
+        install_seccomp_filter()
         python = config["python"]
         os.execve(python, [python, "-I", "-B", os.path.join(harness_dir, "harness.py")], env)
     except BaseException as exc:
@@ -423,6 +519,97 @@ def wait_for(pid: int, timeout_s: float) -> tuple[int | None, bool]:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def bind_readonly(source: str, target: str) -> None:
+    """Bind ``source`` (and the mounts under it) at ``target``, read-only.
+
+    ``target`` is made first: a directory, or an empty file for a file. Symbolic links are
+    copied as links, so that they resolve inside the new root as outside it.
+    """
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, 0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    mount(source, target, None, MS_BIND | MS_REC)
+    remount_readonly(target)
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """``paths`` without those inside another one of them."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not any(path == other or path.startswith(other.rstrip("/") + "/") for other in kept):
+            kept.append(path)
+    return kept
+
+
+def build_root(root: str, config: dict) -> None:
+    """Fill the new root: system dirs, the interpreter, a minimal /etc and /dev, /proc.
+
+    Only these are visible to the code, read-only; no home, project, socket folder
+    (/run), or sibling of the interpreter's folders. Scratch space (/tmp, /var/tmp,
+    /dev/shm) is fresh tmpfs, limited in size and in files.
+    """
+    limits = config["limits"]
+    disk_mb, max_files = limits["disk_mb"], limits["max_files"]
+    for path, size, files in (("/tmp", disk_mb, max_files),
+                              ("/var/tmp", min(disk_mb, 64), SMALL_SCRATCH_FILES)):
+        target = root + path
+        os.makedirs(target, 0o755, exist_ok=True)
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={size}m,nr_inodes={files + RESERVED_FILES},mode=1777")
+    for path in SYSTEM_DIRS:
+        if os.path.lexists(path):
+            bind_readonly(path, root + path)
+    for path in _outermost(config["exposed"]):
+        if not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
+            bind_readonly(path, root + path)
+    os.mkdir(root + "/etc", 0o755)
+    for name in ETC_ENTRIES:
+        if os.path.lexists(f"/etc/{name}"):
+            bind_readonly(f"/etc/{name}", f"{root}/etc/{name}")
+    dev = root + "/dev"
+    os.mkdir(dev, 0o755)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+    for name in DEVICES:
+        os.close(os.open(f"{dev}/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+        mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{dev}/{name}")
+    os.mkdir(dev + "/shm", 0o1777)
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+          f"size={min(disk_mb, 64)}m,nr_inodes={SMALL_SCRATCH_FILES},mode=1777")
+    # Read-only from here: in userns mode the code is uid 0 of the namespace and would own
+    # what is left writable (/dev/shm, /tmp and /var/tmp are meant to be).
+    mount(None, dev, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    os.mkdir(root + "/proc", 0o555)
+    mount("/proc", root + "/proc", None, MS_BIND | MS_REC)  # this pid namespace's /proc
+    remount_readonly(root + "/proc")
+
+
+def pivot_into(root: str) -> None:
+    """Make ``root`` the root of this mount namespace and drop every other mount."""
+    import platform
+
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None:
+        raise SetupError(f"no pivot_root number for architecture {platform.machine()!r}")
+    os.chdir(root)
+    os.mkdir(".old-root", 0o700)
+    if _libc.syscall(number, b".", b".old-root") != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"pivot_root: {os.strerror(err)}")
+    if _libc.umount2(b"/.old-root", MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"umount2 of the old root: {os.strerror(err)}")
+    os.rmdir("/.old-root")
+    os.chdir("/")
+
+
 def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[str]]:
     """Set up the filesystem view; return (work dir, harness dir, env, notes)."""
     mode = config["mode"]
@@ -447,11 +634,13 @@ def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[
         return work, harness, env, notes
     if os.getpid() != 1:
         raise SetupError("the launcher is not the first process of a new pid namespace")
-    plan = open_exposures(config["masks"], config["exposed"])
-    plan.setdefault(os.path.realpath(run_dir), {})  # hide our inputs (the nonce) from the code
-    notes = make_everything_readonly()
-    apply_masks(plan)
-    mount_scratch(config["limits"]["disk_mb"], config["exposed"])
+    root = os.path.join(run_dir, "root")
+    os.mkdir(root, 0o755)
+    notes = make_everything_readonly()  # binds of read-only mounts stay read-only
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    build_root(root, config)
+    pivot_into(root)  # the host's tree, our run dir (the nonce) included, is gone
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.mkdir(NS_HARNESS_DIR, 0o755)
     write_files(NS_HARNESS_DIR, harness_files, None, 0o644)
     os.mkdir(NS_WORK_DIR, 0o700)
@@ -473,6 +662,9 @@ def main() -> int:
     """Run one sandboxed harness as described in the module docstring."""
     run_dir, report_fd = sys.argv[1], int(sys.argv[2])
     os.set_inheritable(report_fd, False)
+    # Not dumpable: in userns mode the code runs under the launcher's own uid, and must not
+    # read its memory (the nonce, the inputs) through /proc/1/mem or attach to it.
+    prctl(PR_SET_DUMPABLE, 0)
     with open(os.path.join(run_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
     outcome: dict = {
@@ -489,9 +681,10 @@ def main() -> int:
         outcome["setup_error"] = str(exc)
         send_outcome(report_fd, outcome)
         return EXIT_SETUP_FAILED
+    launcher = os.getpid()
     pid = os.fork()
     if pid == 0:
-        exec_harness(config, work, harness_dir, env)
+        exec_harness(config, work, harness_dir, env, launcher)
     status, outcome["timed_out"] = wait_for(pid, config["timeout_s"])
     kill_everything(in_pid_namespace=config["mode"] != "rlimits")
     if status is not None:
@@ -501,6 +694,8 @@ def main() -> int:
             outcome["exit_code"] = os.waitstatus_to_exitcode(status)
     raw = read_capped(work, RESULT_NAME, RESULT_MAX_BYTES)
     outcome["result"] = None if raw is None else raw.decode("utf-8", errors="replace")
+    if config["mode"] != "rlimits":
+        outcome["scratch_full"] = scratch_exhausted(work)
     send_outcome(report_fd, outcome)
     return 0
 
