@@ -564,9 +564,19 @@ def build_root(root: str, config: dict) -> None:
     for path in SYSTEM_DIRS:
         if os.path.lexists(path):
             bind_readonly(path, root + path)
+    scratch_tops = set()
     for path in _outermost(config["exposed"]):
         if not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
             bind_readonly(path, root + path)
+            for scratch in ("/tmp", "/var/tmp"):
+                if path.startswith(scratch + "/"):
+                    scratch_tops.add(scratch + "/" + path[len(scratch) + 1:].split("/")[0])
+    # An interpreter under /tmp (a CI clone's venv) needs its parent folders made on the
+    # scratch tmpfs; bound onto themselves read-only, they are no place for the code to
+    # write (in userns mode the code would own them).
+    for top in sorted(scratch_tops):
+        mount(root + top, root + top, None, MS_BIND | MS_REC)
+        remount_readonly(root + top)
     os.mkdir(root + "/etc", 0o755)
     for name in ETC_ENTRIES:
         if os.path.lexists(f"/etc/{name}"):
