@@ -11,7 +11,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -59,6 +59,38 @@ class InputError(ValueError):
         shown = "\n".join(f"  {issue}" for issue in issues[:20])
         more = f"\n  ... and {len(issues) - 20} more" if len(issues) > 20 else ""
         super().__init__(f"{len(issues)} problem(s) in the input:\n{shown}{more}")
+
+
+class FieldProblem(ValueError):
+    """One field of an input record that cannot be used: its name and what is wrong.
+
+    Raised by converters of outside formats (benchmark task files, sample files) and turned
+    into an :class:`InputIssue` with the file and line by their readers.
+    """
+
+    def __init__(self, field: str, message: str):
+        """Name the field and the problem.
+
+        Args:
+            field: The field (dotted path for nested ones).
+            message: What is wrong with it.
+        """
+        super().__init__(message)
+        self.field = field
+
+
+def text_field(record: Mapping[str, Any], field: str) -> str:
+    """The string value of ``record[field]``.
+
+    Raises:
+        FieldProblem: When it is missing or not a string.
+    """
+    if field not in record:
+        raise FieldProblem(field, "missing")
+    value = record[field]
+    if not isinstance(value, str):
+        raise FieldProblem(field, f"expected a string, got {type(value).__name__}")
+    return value
 
 
 def _is_gzip(path: Path) -> bool:

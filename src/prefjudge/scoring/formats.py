@@ -57,7 +57,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prefjudge.io import InputIssue, iter_objects, validation_issues
+from prefjudge.io import FieldProblem, InputIssue, iter_objects, text_field, validation_issues
 from prefjudge.records import Generation, Task, normalize_model_name
 
 FORMATS: dict[str, str] = {
@@ -92,14 +92,6 @@ class _Detected:
     field: str
     message: str = ""
     ambiguous: bool = False
-
-
-class _Problem(ValueError):
-    """A field of a sample line that cannot be converted."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
 
 
 def _classify(record: Mapping[str, Any]) -> _Detected:
@@ -238,7 +230,7 @@ def read_generations(
             sample = _sample_index(data, seen)
             try:
                 built, bare = _convert(fmt, data, name, sample, tasks)
-            except _Problem as exc:
+            except FieldProblem as exc:
                 issues.append(InputIssue(spath, number, exc.field, f"{exc} ({fmt} format)"))
                 continue
             bare_completions += bare
@@ -303,15 +295,6 @@ def _prefjudge(
     return _validated(spath, number, data)
 
 
-def _text(data: Mapping[str, Any], field: str) -> str:
-    if field not in data:
-        raise _Problem(field, "missing")
-    value = data[field]
-    if not isinstance(value, str):
-        raise _Problem(field, f"expected a string, got {type(value).__name__}")
-    return value
-
-
 def _task_prompt(task: Task) -> str:
     """The prompt a completion continues: what EvalPlus / BigCodeBench concatenate."""
     for key in ("complete_prompt", "raw_prompt"):  # BigCodeBench; MBPP+ (EvalPlus release)
@@ -325,10 +308,10 @@ def _code(data: Mapping[str, Any], fmt: str, tasks: Mapping[str, Task] | None,
           task_id: str) -> tuple[str, int]:
     """The code of an EvalPlus or BigCodeBench sample, and 1 when a completion stands alone."""
     if fmt == "bigcodebench" and data.get("raw_solution") is not None:
-        return _text(data, "raw_solution"), 0
+        return text_field(data, "raw_solution"), 0
     if "solution" in data:
-        return _text(data, "solution"), 0
-    completion = _text(data, "completion")
+        return text_field(data, "solution"), 0
+    completion = text_field(data, "completion")
     task = (tasks or {}).get(task_id)
     if task is None:
         return completion, 1
@@ -341,24 +324,24 @@ def _constraints(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     if info is None:
         return []
     if not isinstance(info, dict):
-        raise _Problem("if_info", f"expected an object, got {type(info).__name__}")
+        raise FieldProblem("if_info", f"expected an object, got {type(info).__name__}")
     constraints = info.get("constraints", [])
     if not isinstance(constraints, list):
-        raise _Problem("if_info.constraints",
+        raise FieldProblem("if_info.constraints",
                        f"expected a list, got {type(constraints).__name__}")
     refs = []
     for index, item in enumerate(constraints):
         where = f"if_info.constraints.{index}"
         if not isinstance(item, dict):
-            raise _Problem(where, f"expected an object, got {type(item).__name__}")
+            raise FieldProblem(where, f"expected an object, got {type(item).__name__}")
         ident = item.get("index")
         if not isinstance(ident, str) or not ident:
-            raise _Problem(f"{where}.index", "expected an instruction id (a string)")
+            raise FieldProblem(f"{where}.index", "expected an instruction id (a string)")
         params = item.get("parameters", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            raise _Problem(f"{where}.parameters",
+            raise FieldProblem(f"{where}.parameters",
                            f"expected an object, got {type(params).__name__}")
         refs.append({"id": ident, "params": params})
     return refs
@@ -399,9 +382,9 @@ def _edit_turns(messages: Any, refs: list[dict[str, Any]],
 def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
              tasks: Mapping[str, Task] | None) -> tuple[dict[str, Any], int]:
     """Build a ``Generation`` dict from a sample line; 1 when a completion stands alone."""
-    task_id = _text(data, "task_id")
+    task_id = text_field(data, "task_id")
     if not task_id:
-        raise _Problem("task_id", "empty")
+        raise FieldProblem("task_id", "empty")
     bare = 0
     refs: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] | None = None
@@ -410,7 +393,7 @@ def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
     if fmt in ("evalplus", "bigcodebench"):
         response, bare = _code(data, fmt, tasks, task_id)
     else:
-        response = _text(data, "full_response")
+        response = text_field(data, "full_response")
         refs = _constraints(data)
         status = data.get("status")
         if isinstance(status, str) and status in _FAILED_STATUSES:
@@ -421,10 +404,10 @@ def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
             protocol = "multi"
             edit_num = data.get("edit_num")
             if isinstance(edit_num, bool) or not isinstance(edit_num, int) or edit_num < 0:
-                raise _Problem("edit_num", "expected a non-negative integer")
+                raise FieldProblem("edit_num", "expected a non-negative integer")
             if error is None:
                 if len(refs) != edit_num:
-                    raise _Problem("if_info.constraints", (
+                    raise FieldProblem("if_info.constraints", (
                         f"{len(refs)} constraint(s) but edit_num is {edit_num}; an editing "
                         "record lists the constraints of every edit so far"
                     ))

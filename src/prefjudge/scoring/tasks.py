@@ -34,11 +34,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from prefjudge.io import (
+    FieldProblem,
     InputError,
     InputIssue,
     JsonValueError,
     iter_objects,
     parse_json,
+    text_field,
     validation_issues,
 )
 from prefjudge.records import StdioCase, Task
@@ -60,12 +62,6 @@ EVALPLUS_FIELDS = (
     "plus_input",
 )
 HUMANEVAL_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
-
-
-class _FieldProblem(ValueError):
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
 
 
 def detect_format(record: dict[str, Any]) -> str | None:
@@ -96,21 +92,12 @@ def detect_format(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _text(record: dict[str, Any], field: str) -> str:
-    if field not in record:
-        raise _FieldProblem(field, "missing")
-    value = record[field]
-    if not isinstance(value, str):
-        raise _FieldProblem(field, f"expected a string, got {type(value).__name__}")
-    return value
-
-
 def _inputs(record: dict[str, Any], field: str) -> list[Any]:
     value = record.get(field)
     if value is None or value == {}:
         return []  # MBPP+ has one task whose plus_input is an empty object
     if not isinstance(value, list) or not all(isinstance(item, list) for item in value):
-        raise _FieldProblem(field, "expected a list of argument lists")
+        raise FieldProblem(field, "expected a list of argument lists")
     return value
 
 
@@ -120,14 +107,14 @@ def parse_libs(value: Any) -> list[str]:
         try:
             value = ast.literal_eval(value) if value.strip() else []
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-            raise _FieldProblem("libs", f"not a list literal: {value[:80]!r}") from exc
+            raise FieldProblem("libs", f"not a list literal: {value[:80]!r}") from exc
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise _FieldProblem("libs", "expected a list of library names")
+        raise FieldProblem("libs", "expected a list of library names")
     return sorted(set(value))
 
 
 def _bigcodebench(record: dict[str, Any]) -> Task:
-    fields = {name: _text(record, name) for name in BIGCODEBENCH_FIELDS}
+    fields = {name: text_field(record, name) for name in BIGCODEBENCH_FIELDS}
     return Task(
         task_id=fields["task_id"],
         prompt=fields["instruct_prompt"],
@@ -145,7 +132,7 @@ def _bigcodebench(record: dict[str, Any]) -> Task:
 
 
 def _humaneval(record: dict[str, Any]) -> Task:
-    fields = {name: _text(record, name) for name in HUMANEVAL_FIELDS}
+    fields = {name: text_field(record, name) for name in HUMANEVAL_FIELDS}
     return Task(
         task_id=fields["task_id"],
         prompt=fields["prompt"],
@@ -165,17 +152,17 @@ def _mbpp_prompt_text(raw: str) -> str:
 
 
 def _evalplus(record: dict[str, Any], dataset: str) -> Task:
-    fields = {name: _text(record, name) for name in EVALPLUS_FIELDS[:4]}
+    fields = {name: text_field(record, name) for name in EVALPLUS_FIELDS[:4]}
     atol = record.get("atol", 0)
     if isinstance(atol, bool) or not isinstance(atol, (int, float)):
-        raise _FieldProblem("atol", "expected a number")
+        raise FieldProblem("atol", "expected a number")
     metadata: dict[str, Any] = {"evalplus_dataset": dataset}
     if isinstance(record.get("contract"), str):
         metadata["contract"] = record["contract"]
     prompt = fields["prompt"]
     if dataset == "mbpp":
         metadata["raw_prompt"] = prompt
-        metadata["assertion"] = _text(record, "assertion")
+        metadata["assertion"] = text_field(record, "assertion")
         prompt = _mbpp_prompt_text(prompt)
     return Task(
         task_id=fields["task_id"],
@@ -236,20 +223,20 @@ def decode_lcb_cases(value: Any, field: str = "private_test_cases") -> list[dict
             value = parse_json(value)
         except JsonValueError as exc:
             if exc.line == 0:  # valid JSON syntax the parser could not take (too deep, ...)
-                raise _FieldProblem(field, str(exc)) from None
+                raise FieldProblem(field, str(exc)) from None
             try:
                 raw = zlib.decompress(base64.b64decode(value.encode("ascii"), validate=True))
                 inner = _NoGlobalsUnpickler(io.BytesIO(raw)).load()
                 value = parse_json(inner) if isinstance(inner, (str, bytes)) else inner
             except Exception as exc:  # a corrupt pickle can raise almost anything
-                raise _FieldProblem(
+                raise FieldProblem(
                     field, f"neither JSON nor base64+zlib+pickle test cases ({exc})"
                 ) from exc
     if not isinstance(value, list) or not all(
         isinstance(c, dict) and isinstance(c.get("input"), str) and isinstance(c.get("output"), str)
         for c in value
     ):
-        raise _FieldProblem(field, "expected a list of {input, output} string objects")
+        raise FieldProblem(field, "expected a list of {input, output} string objects")
     return value
 
 
@@ -259,9 +246,9 @@ def _lcb_metadata(record: dict[str, Any]) -> dict[str, Any]:
         try:
             raw = parse_json(raw) if raw.strip() else {}
         except JsonValueError as exc:
-            raise _FieldProblem("metadata", str(exc)) from exc
+            raise FieldProblem("metadata", str(exc)) from exc
     if not isinstance(raw, dict):
-        raise _FieldProblem("metadata", "expected a JSON object")
+        raise FieldProblem("metadata", "expected a JSON object")
     return raw
 
 
@@ -276,16 +263,16 @@ def _livecodebench(record: dict[str, Any]) -> Task:
     tests is never scored as passing (``func`` is null). Their entry point is the method
     name (``metadata.func_name``) and their cases are kept in ``metadata``.
     """
-    content = _text(record, "question_content")
+    content = text_field(record, "question_content")
     question_id = record.get("question_id")
     if not isinstance(question_id, (str, int)) or question_id == "":
-        raise _FieldProblem("question_id", "missing")
+        raise FieldProblem("question_id", "missing")
     public = decode_lcb_cases(record.get("public_test_cases"), "public_test_cases")
     private = decode_lcb_cases(record.get("private_test_cases"), "private_test_cases")
     cases = public + private
     starter = record.get("starter_code") or ""
     if not isinstance(starter, str):
-        raise _FieldProblem("starter_code", "expected a string")
+        raise FieldProblem("starter_code", "expected a string")
     lcb_meta = _lcb_metadata(record)
     testtypes = sorted({str(c.get("testtype", "stdin")) for c in cases})
     metadata: dict[str, Any] = {
@@ -299,7 +286,7 @@ def _livecodebench(record: dict[str, Any]) -> Task:
     )
     task_id = f"LiveCodeBench/{question_id}"
     if not cases:
-        raise _FieldProblem("public_test_cases", "no test cases")
+        raise FieldProblem("public_test_cases", "no test cases")
     if testtypes == ["stdin"]:
         return Task(
             task_id=task_id,
@@ -310,7 +297,7 @@ def _livecodebench(record: dict[str, Any]) -> Task:
             metadata=metadata,
         )
     if testtypes != ["functional"]:
-        raise _FieldProblem("public_test_cases", f"mixed test types {testtypes}")
+        raise FieldProblem("public_test_cases", f"mixed test types {testtypes}")
     prompt = content.rstrip()
     if starter.strip():
         prompt += f"\n\n{LCB_FUNCTIONAL_NOTE}\n```python\n{starter.rstrip()}\n```"
@@ -336,10 +323,10 @@ def _mbppplus_hub(record: dict[str, Any]) -> Task:
     runs, so the task gets ``test_format "none"`` with the reason in ``metadata``; use the
     EvalPlus release file (``MbppPlus-v0.2.0.jsonl.gz``) to score MBPP+ functionally.
     """
-    fields = {name: _text(record, name) for name in ("prompt", "code", "test")}
+    fields = {name: text_field(record, name) for name in ("prompt", "code", "test")}
     raw_id = record.get("task_id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or raw_id == "":
-        raise _FieldProblem("task_id", "expected a string or an integer")
+        raise FieldProblem("task_id", "expected a string or an integer")
     task_id = str(raw_id)
     if not task_id.startswith("Mbpp/"):
         task_id = f"Mbpp/{task_id}"
@@ -387,7 +374,7 @@ def _convert(
         ]
     try:
         return CONVERTERS[fmt](record), []
-    except _FieldProblem as exc:
+    except FieldProblem as exc:
         return None, [InputIssue(path, number, exc.field, f"{exc} ({fmt} format)")]
     except ValidationError as exc:
         return None, validation_issues(path, number, exc)
