@@ -73,15 +73,14 @@ class IsolationPlan:
         mode: ``namespaces``, ``userns`` or ``rlimits``.
         unshare: Path of util-linux ``unshare`` (None in ``rlimits`` mode).
         reason: Why this mode was chosen (why better ones were not available).
-        masks: Directories hidden from the sandbox (an empty read-only tmpfs on top).
-        exposed: Paths re-exposed read-only inside masks (the interpreter's own).
+        exposed: The interpreter's paths, bound read-only into the sandbox's minimal root
+            filesystem (namespace modes).
         drop_uid: In ``rlimits`` mode as root: run the code under a per-run uid.
     """
 
     mode: str
     unshare: str | None
     reason: str
-    masks: tuple[str, ...] = ()
     exposed: tuple[str, ...] = ()
     drop_uid: bool = False
 
@@ -120,25 +119,18 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _covered(mask: str, exposed: list[str]) -> bool:
-    """Whether some exposed path is the mask itself or contains it."""
-    return any(mask == path or mask.startswith(path.rstrip("/") + "/") for path in exposed)
-
-
-def plan_masks(mode: str, exposed: list[str]) -> tuple[str, ...]:
-    """Directories to hide: those the sandbox user cannot cross, and $HOME in userns mode."""
-    masks: set[str] = set()
-    if mode == "namespaces":
-        for path in exposed:
-            for ancestor in _ancestors(path):
-                with contextlib.suppress(OSError):
-                    if not os.stat(ancestor).st_mode & stat.S_IXOTH:
-                        masks.add(ancestor)
-    elif mode == "userns":
-        home = os.path.realpath(os.path.expanduser("~"))
-        if home != "/" and os.path.isdir(home):
-            masks.add(home)
-    return tuple(sorted(mask for mask in masks if not _covered(mask, exposed)))
+def _closed_ancestors(exposed: list[str]) -> list[str]:
+    """Folders above the interpreter's paths that other users cannot cross."""
+    closed = set()
+    for path in exposed:
+        for ancestor in _ancestors(path):
+            with contextlib.suppress(OSError):
+                if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+                    closed.add(ancestor)
+    return sorted(
+        folder for folder in closed
+        if not any(folder == path or folder.startswith(path.rstrip("/") + "/") for path in exposed)
+    )
 
 
 def make_plan(mode: str, unshare: str | None, reason: str) -> IsolationPlan:
@@ -146,10 +138,10 @@ def make_plan(mode: str, unshare: str | None, reason: str) -> IsolationPlan:
     exposed = interpreter_paths()
     if mode == "rlimits":
         # As root without namespaces, still run the code under a per-run uid when that
-        # uid can reach the interpreter without the mount tricks of namespaces mode.
-        drop = os.geteuid() == 0 and not plan_masks("namespaces", exposed)
+        # uid can reach the interpreter (no mount of its own can bind it in this mode).
+        drop = os.geteuid() == 0 and not _closed_ancestors(exposed)
         return IsolationPlan(mode, None, reason, drop_uid=drop)
-    return IsolationPlan(mode, unshare, reason, plan_masks(mode, exposed), tuple(exposed))
+    return IsolationPlan(mode, unshare, reason, tuple(exposed))
 
 
 def _user_name() -> str:

@@ -108,7 +108,6 @@ def _config(plan: IsolationPlan, limits: SandboxLimits, uid: int) -> dict:
         "drop_uid": plan.drop_uid,
         "python": sys.executable,
         "harness_src": str(CHILD_DIR),
-        "masks": list(plan.masks),
         "exposed": list(plan.exposed),
         "timeout_s": float(limits.timeout_s),
         "limits": limits.rlimits(),
