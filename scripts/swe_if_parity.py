@@ -44,6 +44,7 @@ from swe_if_reference import (  # noqa: E402
     OurItems,
     bigcodebench_solutions,
     compare,
+    crash_localised,
     evalperf_solutions,
     param_variants,
     verdict_name,
@@ -86,20 +87,11 @@ def make_ours(profile: str, console: Console):
     else:
         console.print("[yellow]verify_batch takes no profile= yet: comparing its default[/]")
 
-    def ours(items: OurItems) -> list[list[tuple[str, str]]]:
+    def verdicts(items: OurItems) -> list[list[tuple[str, str]]]:
         batch = [(text, [InstructionRef(id=i, params=p) for i, p in refs]) for text, refs in items]
-        try:
-            rows = verify_batch(batch, **kwargs)
-            return [[(r.status, r.reason) for r in row] for row in rows]
-        except Exception:
-            found = []
-            for text, refs in batch:
-                try:
-                    (row,) = verify_batch([(text, refs)], **kwargs)
-                    found.append([(r.status, r.reason) for r in row])
-                except Exception as exc:  # a difference on every check of the item
-                    found.append([("crash", f"{type(exc).__name__}: {exc}")] * len(refs))
-            return found
+        return [[(r.status, r.reason) for r in row] for row in verify_batch(batch, **kwargs)]
+
+    ours = crash_localised(verdicts)
 
     return ours, "profile" in kwargs
 

@@ -900,6 +900,28 @@ OurItems = list[tuple[str, list[tuple[str, dict[str, Any]]]]]
 Ours = Callable[[OurItems], list[list[tuple[str, str]]]]
 
 
+def crash_localised(verify: Ours) -> Ours:
+    """``verify``, with a crash localised to its item: ``crash`` on each of that item's checks.
+
+    The whole batch is tried first; when it raises, each item is verified alone.
+    """
+
+    def ours(items: OurItems) -> list[list[tuple[str, str]]]:
+        try:
+            return verify(items)
+        except Exception:
+            found = []
+            for item in items:
+                try:
+                    (row,) = verify([item])
+                    found.append(row)
+                except Exception as exc:  # a difference on every check of the item
+                    found.append([("crash", f"{type(exc).__name__}: {exc}")] * len(item[1]))
+            return found
+
+    return ours
+
+
 def verdict_name(passed: bool | None) -> str:
     """``pass``, ``fail`` or, for an undetermined reference outcome, ``error``."""
     return "error" if passed is None else "pass" if passed else "fail"

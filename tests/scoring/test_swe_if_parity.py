@@ -41,6 +41,7 @@ from swe_if_reference import (
     _refuse_inherited_configuration,
     bigcodebench_solutions,
     compare,
+    crash_localised,
     evalperf_solutions,
     param_variants,
     pd901_lines,
@@ -64,21 +65,13 @@ ACCEPTS_PROFILE = "profile" in inspect.signature(verify_batch).parameters
 PROFILE = {"profile": "reference"} if ACCEPTS_PROFILE else {}
 
 
-def ours(items: OurItems) -> list[list[tuple[str, str]]]:
-    """prefjudge's verdicts; a crash is localised to its item and reported as ``crash``."""
+def _verdicts(items: OurItems) -> list[list[tuple[str, str]]]:
     batch = [(text, [InstructionRef(id=i, params=p) for i, p in refs]) for text, refs in items]
-    try:
-        rows = verify_batch(batch, **PROFILE)
-        return [[(r.status, r.reason) for r in row] for row in rows]
-    except Exception:
-        found = []
-        for text, refs in batch:
-            try:
-                (row,) = verify_batch([(text, refs)], **PROFILE)
-                found.append([(r.status, r.reason) for r in row])
-            except Exception as exc:  # a difference on every check of the item
-                found.append([("crash", f"{type(exc).__name__}: {exc}")] * len(refs))
-        return found
+    return [[(r.status, r.reason) for r in row] for row in verify_batch(batch, **PROFILE)]
+
+
+ours = crash_localised(_verdicts)
+"""prefjudge's verdicts; a crash is localised to its item and reported as ``crash``."""
 
 
 def fence(code: str, tag: str = "python") -> str:
