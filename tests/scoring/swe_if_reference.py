@@ -477,6 +477,15 @@ class _Cursor:
         self.pos += 1 if char else 0
         return char
 
+    def past_next_hash(self) -> bool:
+        """Move past the next ``#`` and the whitespace after it (False: no ``#`` left)."""
+        while self.first() and self.first() != "#":
+            self.bump()
+        if not self.bump():
+            return False
+        self.eat_whitespace()
+        return True
+
     def eat_whitespace(self) -> None:
         while self.first() and self.first() in _RUST_WHITESPACE:
             self.pos += 1
@@ -559,11 +568,8 @@ def _inline_noqa(comment: str) -> str | tuple[str, ...] | None:
     cursor = _Cursor(comment)
     try:
         while not cursor.eof():
-            while cursor.first() and cursor.first() != "#":
-                cursor.bump()
-            if not cursor.bump():
+            if not cursor.past_next_hash():
                 return None
-            cursor.eat_whitespace()
             if cursor.eat_noqa():
                 return _directive(cursor)
     except _NoqaError:
@@ -576,11 +582,8 @@ def _file_noqa(comment: str) -> str | tuple[str, ...] | None:
     cursor = _Cursor(comment)
     try:
         while not cursor.eof():
-            while cursor.first() and cursor.first() != "#":
-                cursor.bump()
-            if not cursor.bump():
+            if not cursor.past_next_hash():
                 return None
-            cursor.eat_whitespace()
             if not (cursor.eat_word("ruff") or cursor.eat_word("flake8")):
                 continue
             cursor.eat_whitespace()
