@@ -7,6 +7,12 @@ problem; the listing of non-passing tasks (with details) is there to tell them a
 
     python scripts/canonical_passrate.py                 # all four benchmarks
     python scripts/canonical_passrate.py --only mbppplus --details out.jsonl
+    python scripts/canonical_passrate.py --no-zygote      # a fresh process per run
+    python scripts/canonical_passrate.py --only humaneval --compare
+
+Runs fork from per-worker zygotes by default (``--zygote``); ``--compare`` runs every
+benchmark both ways, lists each task whose status or detail differs between the two, and
+exits with status 1 if any does.
 """
 
 from __future__ import annotations
@@ -40,6 +46,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=60.0, help="wall seconds per run")
     parser.add_argument("--details", type=Path, help="write every result to this JSONL")
     parser.add_argument("--show", type=int, default=40, help="non-passing tasks to list")
+    parser.add_argument(
+        "--zygote",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fork runs from pre-imported zygotes (default) or start a fresh process per run",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="run each benchmark with and without zygotes; list tasks whose results differ",
+    )
     return parser.parse_args()
 
 
@@ -56,7 +73,7 @@ def progress(total: int, started: float):
     return report
 
 
-def run_benchmark(name: str, path: Path, args: argparse.Namespace, details) -> dict:
+def runnable_tasks(name: str, path: Path) -> tuple[list, dict]:
     tasks = list(load_tasks(path).values())
     skipped = {}
     if name == "bigcodebench":
@@ -68,23 +85,33 @@ def run_benchmark(name: str, path: Path, args: argparse.Namespace, details) -> d
             else:
                 runnable.append(task)
         tasks = runnable
+    return tasks, skipped
+
+
+def run_benchmark(
+    name: str, tasks: list, skipped: dict, args: argparse.Namespace, details, zygote: bool
+) -> dict:
     limits = SandboxLimits(timeout_s=args.timeout, cpu_s=int(args.timeout))
     started = time.monotonic()
-    print(f"{name}: {len(tasks)} tasks", file=sys.stderr)
+    how = "zygote" if zygote else "fresh processes"
+    print(f"{name}: {len(tasks)} tasks ({how})", file=sys.stderr)
+    stats: dict = {}
     results = run_functional(
         [(task, task.canonical_solution or "") for task in tasks],
         limits=limits,
         workers=args.workers,
         on_result=progress(len(tasks), started),
+        zygote=zygote,
+        zygote_stats=stats,
     )
     print(file=sys.stderr)
+    if zygote and stats.get("fallback"):
+        print(f"WARNING: {name}: zygote runs used fresh processes: {stats['fallback']}")
     counts = collections.Counter(result.status for result in results)
     for task, result in zip(tasks, results, strict=True):
         if details is not None:
-            details.write(
-                json.dumps({"benchmark": name, "task_id": task.task_id, **result.model_dump()})
-                + "\n"
-            )
+            record = {"benchmark": name, "task_id": task.task_id, "zygote": zygote}
+            details.write(json.dumps({**record, **result.model_dump()}) + "\n")
     failing = [(t.task_id, r) for t, r in zip(tasks, results, strict=True) if r.status != "pass"]
     return {
         "name": name,
@@ -93,7 +120,45 @@ def run_benchmark(name: str, path: Path, args: argparse.Namespace, details) -> d
         "failing": failing,
         "skipped": skipped,
         "seconds": time.monotonic() - started,
+        "results": {t.task_id: r for t, r in zip(tasks, results, strict=True)},
+        "zygote": zygote,
+        "zygote_stats": stats,
     }
+
+
+def shorten(text: str, size: int = 200) -> str:
+    flat = " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    return flat if len(flat) <= size else flat[: size - 3] + "..."
+
+
+def print_comparison(pairs: list[tuple[dict, dict]]) -> int:
+    """Print, per benchmark, where zygote and fresh-process runs differ; return how many."""
+    total = identical = 0
+    print("\ncomparison: zygote vs fresh processes")
+    for with_zygote, fresh in pairs:
+        name = with_zygote["name"]
+        ids = list(with_zygote["results"])
+        differing = []
+        for task_id in ids:
+            a, b = with_zygote["results"][task_id], fresh["results"][task_id]
+            if (a.status, a.detail) != (b.status, b.detail):
+                differing.append((task_id, a, b))
+        total += len(ids)
+        identical += len(ids) - len(differing)
+        print(
+            f"\n{name}: pass {with_zygote['counts']['pass']} (zygote) vs "
+            f"{fresh['counts']['pass']} (fresh) of {len(ids)}; "
+            f"{len(ids) - len(differing)} of {len(ids)} identical"
+        )
+        fallback = with_zygote["zygote_stats"].get("fallback")
+        if fallback:
+            print(f"  WARNING: the zygote runs used fresh processes ({fallback})")
+        for task_id, a, b in differing:
+            print(f"  {task_id}")
+            print(f"    zygote {a.status:<8} {shorten(a.detail)}")
+            print(f"    fresh  {b.status:<8} {shorten(b.detail)}")
+    print(f"\n{identical} of {total} identical (status and detail)")
+    return total - identical
 
 
 def print_summary(summaries: list[dict], show: int) -> None:
@@ -125,15 +190,27 @@ def main() -> None:
     print(f"sandbox mode: {report['mode']} ({report['reason']})")
     if report["warning"]:
         print(report["warning"])
+    modes = [True, False] if args.compare else [args.zygote]
+    print("runs: " + " and ".join("zygote" if z else "fresh processes" for z in modes))
     details = args.details.open("w", encoding="utf-8") if args.details else None
-    summaries = []
+    summaries: dict[bool, list[dict]] = {zygote: [] for zygote in modes}
     try:
         for name in args.only or BENCHMARKS:
-            summaries.append(run_benchmark(name, args.data / BENCHMARKS[name], args, details))
+            tasks, skipped = runnable_tasks(name, args.data / BENCHMARKS[name])
+            for zygote in modes:
+                summary = run_benchmark(name, tasks, skipped, args, details, zygote)
+                summaries[zygote].append(summary)
     finally:
         if details is not None:
             details.close()
-    print_summary(summaries, args.show)
+    for zygote in modes:
+        if args.compare:
+            print("\n== " + ("zygote" if zygote else "fresh processes") + " ==")
+        print_summary(summaries[zygote], args.show)
+    if args.compare:
+        pairs = list(zip(summaries[True], summaries[False], strict=True))
+        if print_comparison(pairs):
+            sys.exit(1)
 
 
 if __name__ == "__main__":

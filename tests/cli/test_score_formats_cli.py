@@ -145,3 +145,27 @@ def test_a_file_mixing_formats_is_refused_with_file_line_and_field(tmp_path: Pat
     text = " ".join(result.output.split())
     assert f"{samples}:2: field 'response':" in text and "one file holds one format" in text
     assert not out.exists() or not out.read_text()
+
+
+def test_zygote_and_fresh_process_runs_score_alike_and_say_which_ran(tmp_path: Path) -> None:
+    check = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
+    write(tmp_path / "tasks.jsonl", [
+        {"task_id": f"T/{n}", "prompt": "add", "entry_point": "add", "test_format": "humaneval",
+         "tests": check} for n in (0, 1)])
+    samples = write(tmp_path / "samples.jsonl", [
+        {"task_id": "T/0", "solution": CLEAN},
+        {"task_id": "T/1", "solution": CLEAN.replace("a + b", "a - b")},
+    ])
+    outcomes = {}
+    for flag in ("--zygote", "--no-zygote"):
+        out = tmp_path / f"scores{flag}.jsonl"
+        result = score(samples, "--model", "m", flag, "-o", out)
+        assert result.exit_code == 0, result.output
+        records = rows(out)
+        outcomes[flag] = [(r["func"]["status"], r["func"]["detail"]) for r in records]
+        sandbox = {r["meta"]["sandbox"] for r in records}
+        assert len(sandbox) == 1
+        said = "runs forked from zygotes" if flag == "--zygote" else "a fresh process per run"
+        assert said in sandbox.pop()
+    assert outcomes["--zygote"] == outcomes["--no-zygote"]
+    assert [status for status, _ in outcomes["--zygote"]] == ["pass", "fail"]

@@ -549,6 +549,7 @@ def assert_all_pass(tasks, results, allowed=frozenset()):
 
 
 @pytest.mark.slow
+@pytest.mark.one_run_mode
 @pytest.mark.parametrize(
     "name",
     [
@@ -586,6 +587,7 @@ def stdlib_only(task: Task) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.one_run_mode
 def test_bigcodebench_stdlib_canonical_solutions_pass_and_mutants_fail(shared_data):
     tasks = seeded_sample([t for t in bigcodebench_runnable(shared_data) if stdlib_only(t)], SAMPLE)
     jobs = [(t, t.canonical_solution) for t in tasks] + [(t, mutate_return_none(t)) for t in tasks]
@@ -596,6 +598,7 @@ def test_bigcodebench_stdlib_canonical_solutions_pass_and_mutants_fail(shared_da
 
 
 @pytest.mark.slow
+@pytest.mark.one_run_mode
 def test_bigcodebench_third_party_canonical_solutions_mostly_pass(shared_data):
     # BigCodeBench v0.1.0 targets pandas 2.0 / numpy 1.x; newer versions break a few
     # reference solutions (e.g. DataFrame.applymap is gone), so expect most, not all.

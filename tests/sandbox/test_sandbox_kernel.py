@@ -7,8 +7,11 @@ it does not.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -281,6 +284,68 @@ def test_files_beside_the_interpreter_and_the_project_are_not_visible(mode):
         assert "FileNotFoundError" in result.detail, result.detail
 
 
+NOBODY = 65534
+# Run as an unprivileged user: the same reads, through run_functional in userns mode.
+AS_USER = """
+import json, sys
+from prefjudge.records import Task
+from prefjudge.sandbox import SandboxLimits, SandboxUnavailableError, run_functional
+check = "def check(candidate):\\n    got = candidate()\\n    assert 'Error' not in got, got\\n"
+task = Task(task_id="T/1", entry_point="f", test_format="humaneval", tests=check)
+codes = json.loads(sys.argv[1])
+limits = SandboxLimits(timeout_s=20, cpu_s=20, memory_mb=1024, nproc=32, disk_mb=32)
+try:
+    results = run_functional([(task, code) for code in codes], limits=limits, workers=1,
+                             isolation="userns")
+except SandboxUnavailableError as exc:
+    print(json.dumps({"unavailable": str(exc)}))
+else:
+    print(json.dumps({"results": [[r.status, r.detail] for r in results]}))
+"""
+
+
+def as_nobody(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("util-linux setpriv is needed to run as another user")
+    env = {key: value for key, value in os.environ.items()
+           if key in ("PATH", "LANG", "PREFJUDGE_SANDBOX_ZYGOTE")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"), HOME=str(cwd),
+               TMPDIR=str(cwd))
+    return subprocess.run(
+        [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as another user needs root")
+def test_as_an_unprivileged_user_a_secret_beside_the_venv_stays_hidden(tmp_path):
+    secret = Path(sys.prefix).resolve().parent / f".prefjudge-test-secret-{uuid.uuid4().hex[:8]}"
+    try:
+        secret.write_text("API_KEY=do-not-leak")
+    except OSError:
+        pytest.skip(f"cannot write beside the interpreter's prefix ({secret.parent})")
+    try:
+        # the user's own secret, as ~/proj/.env beside ~/proj/.venv: readable by that user
+        os.chown(secret, NOBODY, NOBODY)
+        os.chmod(secret, 0o600)
+        os.chown(tmp_path, NOBODY, NOBODY)
+        outside = as_nobody(sys.executable, "-c", f"print(open({str(secret)!r}).read())",
+                            cwd=tmp_path)
+        if "do-not-leak" not in outside.stdout:
+            pytest.skip(f"the unprivileged user cannot run this interpreter: {outside.stderr}")
+        codes = [READ_BESIDE.format(path=str(secret)), READ_BESIDE.format(path=str(tmp_path))]
+        inside = as_nobody(sys.executable, "-c", AS_USER, json.dumps(codes), cwd=tmp_path)
+    finally:
+        secret.unlink()
+    assert inside.returncode == 0, inside.stderr
+    report = json.loads(inside.stdout.strip().splitlines()[-1])
+    if "unavailable" in report:
+        pytest.skip(f"no user namespaces for an unprivileged user here: {report['unavailable']}")
+    for status, detail in report["results"]:
+        assert status == "fail", detail
+        assert "FileNotFoundError" in detail, detail
+
+
 EQUALS_ANYTHING = {
     "object": "class Yes:\n    def __eq__(self, other):\n        return True\n",
     "int subclass": "class Yes(int):\n    def __eq__(self, other):\n        return True\n",
@@ -339,6 +404,75 @@ def test_code_that_patches_unittest_or_builtins_does_not_pass():
     assert [r.status for r in results] == ["fail", "pass", "fail", "pass"], results
     assert "replaced what the tests rely on: unittest.TestCase.assertEqual" in results[0].detail
     assert "builtins.abs" in results[2].detail
+
+
+# Each rewrites, on its way to disk, the failing record the harness writes into a pass
+# (the record carries the nonce, so no need to know it), by replacing what the result
+# writer would write with.
+FORGE_BY_PATCHING = {
+    "json.dumps": '''
+import json
+_dumps = json.dumps
+json.dumps = lambda record, *a, **k: _dumps({**record, "status": "pass"}, *a, **k)
+''',
+    "os.replace": '''
+import json, os
+_replace = os.replace
+def _forging_replace(src, dst, **kw):
+    try:
+        with open(src) as handle:
+            record = json.load(handle)
+        record["status"] = "pass"
+        with open(src, "w") as handle:
+            json.dump(record, handle)
+    except Exception as exc:
+        print(exc)
+    return _replace(src, dst, **kw)
+os.replace = _forging_replace
+''',
+    "os.write": '''
+import os
+_write = os.write
+os.write = lambda fd, data: _write(fd, bytes(data).replace(b'"fail"', b'"pass"'))
+''',
+    "builtins.str": '''
+import builtins
+_str = builtins.str
+class _Str(_str):
+    @staticmethod
+    def translate(text, table):
+        return _str.translate(text, table).replace("fail", "pass")
+builtins.str = _Str
+''',
+}
+
+
+@pytest.mark.parametrize("what", sorted(FORGE_BY_PATCHING))
+def test_code_that_patches_what_the_result_writer_uses_does_not_pass(what):
+    code = FORGE_BY_PATCHING[what] + "\ndef f():\n    return 2\n"
+    (result,) = run_functional([(he_task("def check(candidate):\n    assert candidate() == 1\n"),
+                                 code)], limits=FAST, workers=1)
+    assert result.status == "fail", result
+
+
+MOVE_AWAY = '''
+import os
+
+def task_func():
+    here = os.getcwd()
+    os.chdir("/tmp")
+    os.rename(here, "/tmp/moved")
+    os.mkdir(here)
+    return 1
+'''
+
+
+def test_a_run_that_moves_its_work_folder_is_still_judged():
+    bcb = Task(task_id="B/1", entry_point="task_func", test_format="bigcodebench",
+               tests=BCB_TESTS)
+    good, bad = run_functional([(bcb, MOVE_AWAY), (bcb, MOVE_AWAY.replace("return 1", "return 2"))],
+                               limits=FAST, workers=1)
+    assert (good.status, bad.status) == ("pass", "fail"), (good, bad)
 
 
 FORGE_BY_GC = '''

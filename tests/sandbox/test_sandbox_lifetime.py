@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -145,12 +146,50 @@ def find_sandbox(root: Path, owner_pid: int, token: str) -> Sandbox | None:
     return None
 
 
-def start_sample(root: Path, entry: str, timeout_s: float, log: Path, mode: str | None = None):
-    """Start a prefjudge process on the hanging sample; wait until the sample hangs."""
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descends_from(pid: int, ancestor: int) -> bool:
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == ancestor:
+            return True
+        pid, seen = parent_of(pid) or 0, seen + 1
+    return False
+
+
+def find_zygote_sandbox(owner_pid: int, token: str) -> Sandbox | None:
+    """A zygote's run of the hanging sample: no run dir, but the zygote and the sample."""
+    procs = live_processes()
+    hanging = [p for p in procs if mentions(p, token)]
+    zygotes = [p for p in procs
+               if mentions(p, "child/zygote.py") and descends_from(p.pid, owner_pid)]
+    if not hanging or not zygotes:
+        return None
+    ours = os.readlink("/proc/self/ns/pid")
+    spaces = {p.pid_namespace for p in hanging + zygotes if p.pid_namespace != ours}
+    return Sandbox(Path("/nonexistent-zygote-run"), token, frozenset(spaces - {None}))
+
+
+def start_sample(
+    root: Path, entry: str, timeout_s: float, log: Path, mode: str | None = None,
+    zygote: bool = False,
+):
+    """Start a prefjudge process on the hanging sample; wait until the sample hangs.
+
+    Fresh-process runs (the default here) are found by their run dir; zygote runs, which
+    have none, by the zygote process and the sample's token.
+    """
     token = f"pjhang{uuid.uuid4().hex[:12]}"
-    env = {**os.environ, "PYTHONPATH": str(SRC), "TMPDIR": str(root), "PJ_TEST_TOKEN": token}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "TMPDIR": str(root), "PJ_TEST_TOKEN": token,
+           "PREFJUDGE_SANDBOX_ZYGOTE": "1" if zygote else "0"}
     if mode is not None:
         env["PREFJUDGE_SANDBOX_MODE"] = mode
+    find = find_zygote_sandbox if zygote else partial(find_sandbox, root)
     with log.open("wb") as out:
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, entry, str(timeout_s)],
@@ -160,7 +199,7 @@ def start_sample(root: Path, entry: str, timeout_s: float, log: Path, mode: str 
         )
     try:
         found = wait_for(
-            lambda: find_sandbox(root, child.pid, token) or child.poll() is not None,
+            lambda: find(child.pid, token) or child.poll() is not None,
             30,
             "the sample to run",
         )
@@ -223,6 +262,31 @@ def test_sigkilled_prefjudge_leaves_no_sandbox_running(mode, run_root, tmp_path)
         assert sandbox.run_dir.is_dir()
         assert clean_orphaned_run_dirs(run_root) == [sandbox.run_dir]
         assert not sandbox.run_dir.exists()
+    finally:
+        child.kill()
+        child.wait()
+        kill_survivors(survivors)
+
+
+@pytest.mark.parametrize("mode", ["namespaces", "userns"])
+def test_sigkilled_prefjudge_takes_its_zygotes_and_their_runs_down(mode, run_root, tmp_path):
+    require_mode(mode)
+    child, sandbox = start_sample(run_root, "run_functional", 120, tmp_path / "child.log", mode,
+                                  zygote=True)
+    survivors = sandbox.processes()
+    try:
+        assert any(mentions(p, "child/zygote.py") for p in survivors)
+        assert not any(mentions(p, "launcher.py") for p in survivors)  # forked, not started
+        # the zygote's pid namespace, and the run's own inside it
+        assert len(sandbox.namespaces) == 2, survivors
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while (survivors := sandbox.processes()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert survivors == []
+        # The zygote's dir went when it was ready; a zygote's runs have none.
+        assert run_dirs(run_root) == []
     finally:
         child.kill()
         child.wait()

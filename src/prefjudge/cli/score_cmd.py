@@ -28,6 +28,7 @@ from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.sandbox import SandboxLimits, isolation_report
+from prefjudge.sandbox.zygote import zygote_default
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from prefjudge.scoring.rows import sample_row
@@ -95,6 +96,13 @@ def _load_all_tasks(
               show_default=True, help="Wall-clock seconds per sample's test run.")
 @click.option("--memory-mb", type=int, default=SandboxLimits().memory_mb, show_default=True,
               help="Address-space limit per sample's test run.")
+@click.option("--zygote/--no-zygote", "zygote", default=None,
+              help="Fork each test run from a per-worker zygote that imported the tests' "
+                   "libraries once (much cheaper; same outcomes), or start a fresh process "
+                   "per run [default: zygote, unless PREFJUDGE_SANDBOX_ZYGOTE=0].")
+@click.option("--preload", "preload", multiple=True, metavar="MODULE",
+              help="A module the zygotes import besides those the tasks' own files import "
+                   "(repeatable).")
 @bootstrap_option(DEFAULT_RESAMPLES, help="Task-bootstrap resamples for the intervals.")
 @old_ci_seed_option
 @ci_seed_option
@@ -114,6 +122,8 @@ def score_command(
     workers: int | None,
     test_timeout: float,
     memory_mb: int,
+    zygote: bool | None,
+    preload: tuple[str, ...],
     bootstrap: int,
     ci_seed: int,
     summary_prefix: Path | None,
@@ -156,7 +166,9 @@ def score_command(
     if not no_tests and tasks:
         report = isolation_report()
         isolation_mode = str(report["mode"])
-        isolation = f"{report['mode']} ({report['reason']})"
+        use_zygote = zygote_default() if zygote is None else zygote
+        runs = "runs forked from zygotes" if use_zygote else "a fresh process per run"
+        isolation = f"{report['mode']} ({report['reason']}); {runs}"
         if report["isolated"]:
             console.print(f"[green]sandbox: {isolation}[/]")
         else:
@@ -193,7 +205,7 @@ def score_command(
             for batch in score_batches(
                 job, done=done, workers=workers or os.cpu_count(), limits=limits,
                 run_tests=not no_tests, isolation=isolation, profile=profile,
-                separate_process=verifier,
+                separate_process=verifier, zygote=zygote, preload=preload,
                 on_progress=lambda phase, n: progress.advance(bars[phase], n),
             ):
                 # Written, then let go: the summary needs only a small row per record, so

@@ -169,6 +169,8 @@ def interpret(outcome: RunOutcome, limits: SandboxLimits) -> FuncResult:
         )
     if outcome.stage == "started":
         detail = f"the program ended before its tests finished ({_how_it_ended(outcome)})"
+        if outcome.work_replaced:
+            detail += "; it had moved or replaced its work folder"
         tail = _tail(outcome.output)
         return FuncResult(status="fail", detail=f"{detail}\n{tail}" if tail else detail)
     why = "could not start" if outcome.exit_code == EXIT_EXEC_FAILED else _how_it_ended(outcome)

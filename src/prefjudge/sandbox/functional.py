@@ -6,19 +6,29 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import asdict, replace
+from typing import Any
 
 from prefjudge.records import FuncResult, Task
 from prefjudge.sandbox.adapters import TaskNotRunnableError, candidate_payload, interpret
 from prefjudge.sandbox.detect import resolve_isolation
 from prefjudge.sandbox.isolation import MAX_SLOTS, IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
-from prefjudge.sandbox.process import run_in_sandbox
+from prefjudge.sandbox.preload import modules_to_preload
+from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
+from prefjudge.sandbox.zygote import ZygotePool, ZygoteStats, zygote_default
 
 OnResult = Callable[[int, FuncResult], None]
+Runner = Callable[[dict[str, Any], SandboxLimits], RunOutcome]
 
 
-def run_one(task: Task, code: str, plan: IsolationPlan, limits: SandboxLimits) -> FuncResult:
+def run_one(
+    task: Task,
+    code: str,
+    plan: IsolationPlan,
+    limits: SandboxLimits,
+    runner: Runner | None = None,
+) -> FuncResult:
     """Run ``code`` against ``task``'s tests in one sandbox.
 
     Args:
@@ -27,6 +37,8 @@ def run_one(task: Task, code: str, plan: IsolationPlan, limits: SandboxLimits) -
         plan: Isolation plan (see :func:`prefjudge.sandbox.detect.resolve_isolation`).
         limits: Resource limits (HumanEval+/MBPP+ runs get twice the time limits, as the
             reference solution runs beside the code).
+        runner: Runs a payload (default: a fresh-process sandbox under ``plan``; a
+            :class:`~prefjudge.sandbox.zygote.ZygotePool`'s ``run`` forks it instead).
 
     Returns:
         The functional result (never raises for bad code or bad tasks).
@@ -39,7 +51,10 @@ def run_one(task: Task, code: str, plan: IsolationPlan, limits: SandboxLimits) -
         # The reference solution runs in the same process: give it the same budget again.
         limits = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
     try:
-        outcome = run_in_sandbox(plan, payload, limits)
+        if runner is None:
+            outcome = run_in_sandbox(plan, payload, limits)
+        else:
+            outcome = runner(payload, limits)
     except OSError as exc:  # e.g. no temporary directory, or unshare vanished
         return FuncResult(status="error", detail=f"the sandbox could not start: {exc}")
     return interpret(outcome, limits)
@@ -52,6 +67,10 @@ def run_functional(
     workers: int | None = None,
     on_result: OnResult | None = None,
     isolation: str | None = None,
+    zygote: bool | None = None,
+    preload: Sequence[str] = (),
+    zygote_stats: dict[str, Any] | None = None,
+    pool: ZygotePool | None = None,
 ) -> list[FuncResult]:
     """Run each job's code against its task's tests, in parallel sandboxes.
 
@@ -63,6 +82,15 @@ def run_functional(
             worker thread but never from two threads at once (e.g. for a progress bar).
         isolation: Sandbox mode (``auto`` when None; see
             :func:`prefjudge.sandbox.detect.resolve_isolation`).
+        zygote: Fork each run from a per-worker zygote that imported the tests'
+            libraries once (default: yes, unless ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False
+            starts a fresh process per run. Outcomes are the same either way.
+        preload: Modules the zygotes import besides those the tasks' own files import.
+        zygote_stats: Filled, if given, with what the zygotes did
+            (:class:`~prefjudge.sandbox.zygote.ZygoteStats` as a dict; ``fallback`` says
+            why runs used fresh processes, if they did).
+        pool: Zygotes to use and leave open (e.g. across the chunks of one scoring
+            run); its plan must be this call's. ``zygote`` and ``preload`` are then unused.
 
     Returns:
         One result per job, in the order of ``jobs``.
@@ -72,22 +100,33 @@ def run_functional(
     workers = max(1, min(workers or os.cpu_count() or 1, MAX_SLOTS))
     results: list[FuncResult | None] = [None] * len(jobs)
     callback_lock = threading.Lock()
+    own_pool = None
+    if pool is None and jobs and (zygote_default() if zygote is None else zygote):
+        own_pool = pool = ZygotePool(plan, modules_to_preload((t for t, _ in jobs), preload))
 
     def work(index: int) -> None:
         task, code = jobs[index]
-        result = run_one(task, code, plan, limits)
+        result = run_one(task, code, plan, limits, None if pool is None else pool.run)
         results[index] = result
         if on_result is not None:
             with callback_lock:
                 on_result(index, result)
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sandbox") as pool:
-        futures = [pool.submit(work, index) for index in range(len(jobs))]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:  # Ctrl-C, or a failing callback: run no queued job
-            for future in futures:
-                future.cancel()
-            raise
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sandbox") as threads:
+            futures = [threads.submit(work, index) for index in range(len(jobs))]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:  # Ctrl-C, or a failing callback: run no queued job
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        if own_pool is not None:
+            own_pool.close()
+        if pool is not None and zygote_stats is not None:
+            zygote_stats.update(asdict(pool.stats))
+    if zygote_stats is not None and pool is None:
+        zygote_stats.update(asdict(ZygoteStats(fallback="zygotes were not asked for")))
     return [result for result in results if result is not None]

@@ -62,6 +62,8 @@ class RunOutcome:
         supervisor_lost: The launcher died without reporting (e.g. the code killed it).
         scratch_full: Which limits of the run's tmpfs the code used up (``files``,
             ``bytes``), as the launcher found it when the run ended.
+        work_replaced: The code moved, removed or replaced its work folder (the result is
+            still read from the folder it was started in).
     """
 
     stage: str | None
@@ -74,6 +76,7 @@ class RunOutcome:
     output_exceeded: bool
     supervisor_lost: bool
     scratch_full: tuple[str, ...] = ()
+    work_replaced: bool = False
 
 
 def sandbox_env(python: str) -> dict[str, str]:
@@ -123,18 +126,30 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 @dataclass
-class _Streams:
+class Streams:
+    """What a run wrote: its output, the supervisor's report, and how reading ended."""
+
     output: bytearray
     report: bytearray
     output_exceeded: bool = False
     late: bool = False
 
 
-def _read_streams(proc: subprocess.Popen, report_fd: int, deadline: float, cap: int) -> _Streams:
-    """Read output (capped) and the launcher's report until both end or time is up."""
-    assert proc.stdout is not None
-    streams = _Streams(bytearray(), bytearray())
-    targets = {proc.stdout.fileno(): streams.output, report_fd: streams.report}
+def read_streams(
+    output_fd: int, report_fd: int, deadline: float, cap: int, exited: Callable[[], bool]
+) -> Streams:
+    """Read output (capped) and the supervisor's report until both end or time is up.
+
+    Args:
+        output_fd: The run's stdout+stderr pipe.
+        report_fd: The supervisor's report pipe.
+        deadline: ``time.monotonic()`` past which the run is late.
+        cap: Most output bytes kept; past it reading stops (``output_exceeded``).
+        exited: Whether the supervisor has exited (reading goes on a moment after, for
+            what is still in the pipes).
+    """
+    streams = Streams(bytearray(), bytearray())
+    targets = {output_fd: streams.output, report_fd: streams.report}
     exited_at: float | None = None
     with selectors.DefaultSelector() as selector:
         for fd in targets:
@@ -144,7 +159,7 @@ def _read_streams(proc: subprocess.Popen, report_fd: int, deadline: float, cap: 
             if now >= deadline:
                 streams.late = True
                 break
-            if exited_at is None and proc.poll() is not None:
+            if exited_at is None and exited():
                 exited_at = now
             if exited_at is not None and now - exited_at > DRAIN_AFTER_EXIT_S:
                 break  # rlimits mode: something the code left still holds the output pipe
@@ -164,7 +179,7 @@ def _read_streams(proc: subprocess.Popen, report_fd: int, deadline: float, cap: 
     return streams
 
 
-def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> _Streams:
+def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> Streams:
     report_read, report_write = os.pipe()
     argv = [
         *plan.command_prefix(),
@@ -196,7 +211,9 @@ def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> _Strea
         os.close(report_write)
     try:
         deadline = time.monotonic() + limits.timeout_s + SETUP_GRACE_S
-        return _read_streams(proc, report_read, deadline, limits.max_output_kb * 1024)
+        assert proc.stdout is not None
+        return read_streams(proc.stdout.fileno(), report_read, deadline,
+                            limits.max_output_kb * 1024, lambda: proc.poll() is not None)
     finally:
         # In rlimits mode the harness may outlive a launcher the code killed: its group
         # (the launcher's) still holds it. In namespace modes the pid namespace dies with
@@ -467,8 +484,7 @@ def run_in_sandbox(
         The run's outcome; the harness's result is trusted only with the run's nonce.
     """
     _clean_orphans_once()
-    nonce = secrets.token_hex(16)
-    payload = {**payload, "nonce": nonce, "output_cap": limits.max_output_kb * 1024}
+    nonce, payload = seal(payload, limits)
     run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX))
     try:  # removed on every way out; if we are killed, a later run's cleanup removes it
         _write_owner(run_dir)
@@ -479,6 +495,17 @@ def run_in_sandbox(
             streams = _launch(plan, run_dir, limits)
     finally:
         _remove_tree(run_dir)
+    return outcome_of(streams, nonce)
+
+
+def seal(payload: dict[str, Any], limits: SandboxLimits) -> tuple[str, dict[str, Any]]:
+    """A fresh nonce, and ``payload`` with it and the output cap added."""
+    nonce = secrets.token_hex(16)
+    return nonce, {**payload, "nonce": nonce, "output_cap": limits.max_output_kb * 1024}
+
+
+def outcome_of(streams: Streams, nonce: str) -> RunOutcome:
+    """What a run produced, from its streams; only a result with ``nonce`` counts."""
     marker = f"{STARTED_MARKER} {nonce}]\n".encode()
     started = marker in streams.output
     text = streams.output.replace(marker, b"").decode("utf-8", errors="replace")
@@ -508,4 +535,5 @@ def run_in_sandbox(
         supervisor_lost=False,
         scratch_full=tuple(str(kind) for kind in outcome.get("scratch_full") or ()
                            if kind in ("files", "bytes")),
+        work_replaced=outcome.get("work_replaced") is True,
     )

@@ -24,7 +24,9 @@ from prefjudge.records import (
     ScoredSample,
     Task,
 )
-from prefjudge.sandbox import SandboxLimits, run_functional
+from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
+from prefjudge.sandbox.preload import modules_to_preload
+from prefjudge.sandbox.zygote import ZygotePool, zygote_default
 from prefjudge.scoring.formats import read_generations
 from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
@@ -248,6 +250,8 @@ def score_batches(
     on_progress: ProgressCallback | None = None,
     profile: str | Profile | None = None,
     separate_process: bool | VerifyProcess | None = None,
+    zygote: bool | None = None,
+    preload: Sequence[str] = (),
 ) -> Iterator[list[ScoredSample]]:
     """Score a job, yielding samples as soon as they and all before them are finished.
 
@@ -285,6 +289,10 @@ def score_batches(
             here, and the first chunk verified in this process while it starts; a
             started ``VerifyProcess`` (same profile) is used for every chunk and left
             open.
+        zygote: Fork unit-test runs from per-worker zygotes that imported the tests'
+            libraries once, kept for the whole job (default: yes, unless
+            ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False: a fresh process per run.
+        preload: Modules the zygotes import besides those the job's tasks import.
 
     Yields:
         Lists of scored samples, in input order.
@@ -322,6 +330,7 @@ def score_batches(
     if separate_process and not tested:
         process = given or VerifyProcess(workers=workers, profile=profile)
     ahead = None if tested else ThreadPoolExecutor(1, thread_name_prefix="prefjudge-verify")
+    pool = _zygote_pool(todo, tasks, zygote, preload) if tested else None
     depth = 0 if tested else 2 if process else 1
 
     def begin(index: int) -> _Pending:
@@ -348,7 +357,8 @@ def score_batches(
             submitted = _top_up(pending, depth, len(chunks), submitted, begin)
             if on_progress:
                 on_progress("verify", len(chunk))
-            funcs = _test_results_in_order(chunk, tasks, workers, limits, on_progress, profile)
+            funcs = _test_results_in_order(chunk, tasks, workers, limits, on_progress, profile,
+                                           pool)
             turn_checks = iter(turn_results)
             batch = []
             for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
@@ -378,6 +388,8 @@ def score_batches(
             ahead.shutdown(wait=False, cancel_futures=True)
         if process is not None and process is not given:
             process.close()
+        if pool is not None:
+            pool.close()
         if freeze:
             gc.unfreeze()
 
@@ -471,6 +483,20 @@ def _input_fields(gen: Generation) -> dict:
     return {k: v for k, v in gen.model_dump().items() if k not in _SCORED_FIELDS}
 
 
+def _zygote_pool(
+    todo: list[tuple[str, Generation]],
+    tasks: dict[str, Task],
+    zygote: bool | None,
+    preload: Sequence[str],
+) -> ZygotePool | None:
+    """Zygotes for the whole job's unit tests (None for fresh processes)."""
+    if not (zygote_default() if zygote is None else zygote):
+        return None
+    needed = {gen.task_id for _, gen in todo if gen.task_id in tasks}
+    return ZygotePool(resolve_isolation(),
+                      modules_to_preload((tasks[task_id] for task_id in sorted(needed)), preload))
+
+
 def _test_results_in_order(
     chunk: list[tuple[str, Generation]],
     tasks: dict[str, Task],
@@ -478,6 +504,7 @@ def _test_results_in_order(
     limits: SandboxLimits | None,
     on_progress: ProgressCallback | None,
     profile: Profile,
+    pool: ZygotePool | None = None,
 ) -> Iterator[FuncResult | None]:
     """Yield each generation's test result (None without tests) in order, as they finish."""
     jobs, positions = [], {}
@@ -498,7 +525,7 @@ def _test_results_in_order(
     def run() -> None:
         try:
             run_functional(jobs, limits=limits or SandboxLimits(), workers=workers,
-                           on_result=collect)
+                           on_result=collect, zygote=pool is not None, pool=pool)
         except BaseException as exc:  # surfaced to the consumer below, never swallowed
             finished.put((-1, exc))
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import json
 import linecache
 import os
 import sys
@@ -37,25 +36,58 @@ def short_repr(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_JSON_ESCAPES = {**{code: f"\\u{code:04x}" for code in range(32)}, ord('"'): '\\"',
+                 ord("\\"): "\\\\"}
+
+
 class ResultWriter:
-    """Writes the result file, tagged with the run's nonce, only from the harness process."""
+    """Writes the result file, tagged with the run's nonce, only from the harness process.
+
+    Everything it writes with is taken when it is made, before any untrusted code runs:
+    code that later replaces ``json.dumps``, ``os.replace`` or ``io.open`` (to turn the
+    failing record it is handed into a passing one) changes nothing here. The record is
+    written as JSON by :meth:`encode`, which uses only ``str`` methods.
+    """
 
     def __init__(self, nonce: str):
+        """Take what writing needs, including the work folder (the current one) itself."""
         self.nonce = nonce
         self.pid = os.getpid()
+        # the folder, not its path: code that changes directory or renames it cannot
+        # make the result land where the supervisor does not read
+        self._dir = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._getpid, self._open, self._write = os.getpid, os.open, os.write
+        self._close, self._unlink, self._replace = os.close, os.unlink, os.replace
+        self._flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        self._escapes = dict(_JSON_ESCAPES)
+        self._str, self._type, self._memoryview = str, type, memoryview
+
+    def encode(self, record: dict[str, Any]) -> bytes:
+        """``record`` (plus nonce) as a JSON object of strings, UTF-8."""
+        text, escapes = self._str, self._escapes
+        fields = []
+        for key, value in {**record, "nonce": self.nonce}.items():
+            key_text = text.translate(text(key), escapes)
+            value = value if self._type(value) is text else text(value)
+            fields.append(f'"{key_text}": "{text.translate(value, escapes)}"')
+        return text.encode("{" + ", ".join(fields) + "}", "utf-8", "replace")
 
     def write(self, record: dict[str, Any]) -> None:
         """Write ``record`` (plus nonce) atomically; forked children never write."""
-        if os.getpid() != self.pid:
+        if self._getpid() != self.pid:
             return
-        data = json.dumps({**record, "nonce": self.nonce})
+        data = self.encode(record)
         tmp = f"{RESULT_NAME}.{self.pid}.tmp"
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-        os.replace(tmp, RESULT_NAME)
+            self._unlink(tmp, dir_fd=self._dir)
+        fd = self._open(tmp, self._flags, 0o600, dir_fd=self._dir)
+        try:
+            view = self._memoryview(data)
+            while view:
+                view = view[self._write(fd, view):]
+        finally:
+            self._close(fd)
+        self._replace(tmp, RESULT_NAME, src_dir_fd=self._dir, dst_dir_fd=self._dir)
 
 
 class _ByteSink(io.RawIOBase):

@@ -51,16 +51,20 @@ def not_dumpable() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
-def main() -> None:
-    """Run the payload's test format and write the result; exits without cleanup hooks."""
+def serve(payload: dict) -> None:
+    """Run the payload's test format and write the result; exits without cleanup hooks.
+
+    Called in the harness process (here, or in a zygote's forked child, which passes the
+    payload it was given) before any untrusted code has run.
+    """
     not_dumpable()
-    payload = load_payload()
     writer = common.ResultWriter(payload["nonce"])
     # Announce the start on the output pipe, which the code under test cannot rewrite.
     os.write(1, f"{STARTED_MARKER} {payload['nonce']}]\n".encode())
     module_name, function_name = RUNNERS[payload["format"]]
     runner = getattr(importlib.import_module(module_name), function_name)
-    sys.path.remove(HERE)
+    if HERE in sys.path:
+        sys.path.remove(HERE)
     # The harness's modules are not importable by name from the code under test.
     for name in [name for name in sys.modules if name.startswith("_pj_")]:
         del sys.modules[name]
@@ -73,6 +77,12 @@ def main() -> None:
         result = {"status": "fail", "detail": "output limit exceeded (stdout/stderr flood)"}
     writer.write({"stage": "done", **result})
     os._exit(0)
+
+
+def main() -> None:
+    """Read the payload file the launcher wrote, then :func:`serve` it."""
+    not_dumpable()  # before the nonce is in memory
+    serve(load_payload())
 
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ MS_REMOUNT = 32
 MS_NOATIME = 1024
 MS_NODIRATIME = 2048
 MS_BIND = 4096
+MS_MOVE = 8192
 MS_REC = 16384
+MS_PRIVATE = 1 << 18
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
 
@@ -101,6 +103,8 @@ MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 NS_WORK_DIR = "/tmp/work"
 NS_HARNESS_DIR = "/tmp/.prefjudge-harness"
+SCRATCH_STAGING = "/.prefjudge-scratch"  # where a zygote's run builds its fresh /tmp
+SCRATCH_DIRS = ("/tmp", "/var/tmp")
 RESULT_NAME = ".prefjudge-result.json"
 RESULT_MAX_BYTES = 1 << 20
 SMALL_SCRATCH_FILES = 1_000  # most files on /var/tmp and /dev/shm
@@ -372,18 +376,19 @@ def count_tasks_of(uid: int) -> int:
     return total
 
 
-def set_limits(limits: dict[str, int], shared_uid: bool) -> None:
+def set_limits(limits: dict[str, int], shared_uid: bool, extra_memory: int = 0) -> None:
     """Apply the run's rlimits to this (harness) process.
 
     With ``shared_uid`` (rlimits mode: the code runs as the invoking user), the process
     limit is added on top of what that user already runs, since RLIMIT_NPROC counts
-    every process of the user.
+    every process of the user. ``extra_memory`` bytes are added to the address-space
+    limit (see :func:`confine`).
     """
     mib = 1024 * 1024
     nproc = limits["nproc"] + (count_tasks_of(os.getuid()) if shared_uid else 0)
     pairs = {
         resource.RLIMIT_CPU: (limits["cpu_s"], limits["cpu_s"] + 1),
-        resource.RLIMIT_AS: (limits["memory_mb"] * mib,) * 2,
+        resource.RLIMIT_AS: (limits["memory_mb"] * mib + extra_memory,) * 2,
         resource.RLIMIT_NPROC: (nproc, nproc),
         resource.RLIMIT_FSIZE: (limits["fsize_mb"] * mib,) * 2,
         resource.RLIMIT_CORE: (0, 0),
@@ -396,10 +401,42 @@ def set_limits(limits: dict[str, int], shared_uid: bool) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
+def confine(config: dict, work_dir: str, launcher: int, extra_memory: int = 0) -> None:
+    """In a run's harness process: drop privileges, die with ``launcher``, limit, filter.
+
+    Args:
+        config: The run's configuration (mode, uid/gid, rlimits).
+        work_dir: Where the harness runs.
+        launcher: The pid of the run's supervisor (the parent to outlive never).
+        extra_memory: Bytes added to the address-space limit (a zygote's child starts
+            with the preloaded libraries already mapped; the limit is for the run's own).
+    """
+    os.chdir(work_dir)
+    mode = config["mode"]
+    if mode != "rlimits":
+        os.setsid()
+    if mode == "namespaces" or config["drop_uid"]:
+        uid, gid = config["uid"], config["gid"]
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    elif mode == "userns":
+        drop_capabilities()
+    # Dies with the launcher (set after the uid change, which clears it): in rlimits
+    # mode nothing else would end it when prefjudge and so the launcher are killed.
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != launcher:
+        os._exit(EXIT_EXEC_FAILED)  # the launcher died before the line above
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    set_limits(config["limits"], shared_uid=mode == "rlimits" and not config["drop_uid"],
+               extra_memory=extra_memory)
+    install_seccomp_filter()
+
+
 def exec_harness(
     config: dict, work_dir: str, harness_dir: str, env: dict[str, str], launcher: int
 ) -> None:
-    """In the forked child: drop privileges, limit, filter, exec the harness. Never returns.
+    """In the forked child: confine it, then exec the harness. Never returns.
 
     Args:
         config: The run's configuration.
@@ -409,25 +446,7 @@ def exec_harness(
         launcher: The launcher's pid (the parent to outlive never).
     """
     try:
-        os.chdir(work_dir)
-        mode = config["mode"]
-        if mode != "rlimits":
-            os.setsid()
-        if mode == "namespaces" or config["drop_uid"]:
-            uid, gid = config["uid"], config["gid"]
-            os.setgroups([])
-            os.setresgid(gid, gid, gid)
-            os.setresuid(uid, uid, uid)
-        elif mode == "userns":
-            drop_capabilities()
-        # Dies with the launcher (set after the uid change, which clears it): in rlimits
-        # mode nothing else would end it when prefjudge and so the launcher are killed.
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != launcher:
-            os._exit(EXIT_EXEC_FAILED)  # the launcher died before the line above
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        set_limits(config["limits"], shared_uid=mode == "rlimits" and not config["drop_uid"])
-        install_seccomp_filter()
+        confine(config, work_dir, launcher)
         python = config["python"]
         os.execve(python, [python, "-I", "-B", os.path.join(harness_dir, "harness.py")], env)
     except BaseException as exc:
@@ -485,10 +504,17 @@ def kill_everything(in_pid_namespace: bool) -> None:
         time.sleep(0.01)
 
 
-def read_capped(directory: str, name: str, cap: int) -> bytes | None:
-    """Read a regular file the sandbox wrote, never following links, at most ``cap`` bytes."""
+def read_capped(directory: int, name: str, cap: int) -> bytes | None:
+    """Read a regular file the sandbox wrote, never following links, at most ``cap`` bytes.
+
+    Args:
+        directory: A descriptor of the folder (opened before the code ran, so that a
+            folder the code renamed or replaced is still the one read).
+        name: The file's name in it.
+        cap: Most bytes read.
+    """
     try:
-        fd = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
@@ -496,6 +522,20 @@ def read_capped(directory: str, name: str, cap: int) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
             return None
         return handle.read(cap + 1)[:cap]
+
+
+def open_dir(path: str) -> int:
+    """A descriptor of the folder ``path`` (not inherited by what the run execs)."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def replaced(path: str, directory: int) -> bool:
+    """Whether ``path`` no longer names the folder ``directory`` was opened on."""
+    try:
+        now, then = os.stat(path, follow_symlinks=False), os.fstat(directory)
+    except OSError:
+        return True
+    return (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino)
 
 
 def wait_for(pid: int, timeout_s: float) -> tuple[int | None, bool]:
@@ -546,6 +586,28 @@ def _outermost(paths: list[str]) -> list[str]:
     return kept
 
 
+def scratch_tops(exposed: list[str]) -> list[str]:
+    """The top folders of the interpreter's paths that lie under /tmp or /var/tmp.
+
+    An interpreter there (a CI clone's venv) needs its parent folders made on the
+    scratch tmpfs, and bound onto themselves read-only: no place for the code to write
+    (in userns mode the code would own them).
+    """
+    tops = set()
+    for path in _outermost(exposed):
+        for scratch in SCRATCH_DIRS:
+            if path.startswith(scratch + "/"):
+                tops.add(scratch + "/" + path[len(scratch) + 1:].split("/")[0])
+    return sorted(tops)
+
+
+def _scratch_options(path: str, limits: dict) -> str:
+    disk_mb, max_files = limits["disk_mb"], limits["max_files"]
+    if path == "/tmp":
+        return f"size={disk_mb}m,nr_inodes={max_files + RESERVED_FILES},mode=1777"
+    return f"size={min(disk_mb, 64)}m,nr_inodes={SMALL_SCRATCH_FILES},mode=1777"
+
+
 def build_root(root: str, config: dict) -> None:
     """Fill the new root: system dirs, the interpreter, a minimal /etc and /dev, /proc.
 
@@ -554,29 +616,20 @@ def build_root(root: str, config: dict) -> None:
     /dev/shm) is fresh tmpfs, limited in size and in files.
     """
     limits = config["limits"]
-    disk_mb, max_files = limits["disk_mb"], limits["max_files"]
-    for path, size, files in (("/tmp", disk_mb, max_files),
-                              ("/var/tmp", min(disk_mb, 64), SMALL_SCRATCH_FILES)):
+    for path in SCRATCH_DIRS:
         target = root + path
         os.makedirs(target, 0o755, exist_ok=True)
-        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV,
-              f"size={size}m,nr_inodes={files + RESERVED_FILES},mode=1777")
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, _scratch_options(path, limits))
     for path in SYSTEM_DIRS:
         if os.path.lexists(path):
             bind_readonly(path, root + path)
-    scratch_tops = set()
     for path in _outermost(config["exposed"]):
         if not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
             bind_readonly(path, root + path)
-            for scratch in ("/tmp", "/var/tmp"):
-                if path.startswith(scratch + "/"):
-                    scratch_tops.add(scratch + "/" + path[len(scratch) + 1:].split("/")[0])
-    # An interpreter under /tmp (a CI clone's venv) needs its parent folders made on the
-    # scratch tmpfs; bound onto themselves read-only, they are no place for the code to
-    # write (in userns mode the code would own them).
-    for top in sorted(scratch_tops):
+    for top in scratch_tops(config["exposed"]):
         mount(root + top, root + top, None, MS_BIND | MS_REC)
         remount_readonly(root + top)
+    os.mkdir(root + SCRATCH_STAGING, 0o755)
     os.mkdir(root + "/etc", 0o755)
     for name in ETC_ENTRIES:
         if os.path.lexists(f"/etc/{name}"):
@@ -592,13 +645,40 @@ def build_root(root: str, config: dict) -> None:
         os.symlink(target, f"{dev}/{name}")
     os.mkdir(dev + "/shm", 0o1777)
     mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-          f"size={min(disk_mb, 64)}m,nr_inodes={SMALL_SCRATCH_FILES},mode=1777")
+          _scratch_options("/dev/shm", limits))
     # Read-only from here: in userns mode the code is uid 0 of the namespace and would own
     # what is left writable (/dev/shm, /tmp and /var/tmp are meant to be).
     mount(None, dev, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     os.mkdir(root + "/proc", 0o555)
     mount("/proc", root + "/proc", None, MS_BIND | MS_REC)  # this pid namespace's /proc
     remount_readonly(root + "/proc")
+
+
+def renew_scratch(config: dict) -> None:
+    """Give a zygote's run its own scratch space and /proc, inside the zygote's root.
+
+    Called by the run's supervisor, pid 1 of a fresh pid namespace, in a fresh mount
+    namespace copied from the zygote's (so nothing mounted here reaches the zygote or
+    another run). /tmp and /var/tmp are new tmpfs, built at :data:`SCRATCH_STAGING` with
+    the interpreter's folders bound back in (:func:`scratch_tops`) and then moved over the
+    zygote's; /dev/shm is a new tmpfs; /proc is this pid namespace's.
+    """
+    limits = config["limits"]
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    tops = scratch_tops(config["exposed"])
+    for path in SCRATCH_DIRS:
+        mount("tmpfs", SCRATCH_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
+              _scratch_options(path, limits))
+        for top in tops:
+            if top.startswith(path + "/"):
+                target = SCRATCH_STAGING + top[len(path):]
+                os.mkdir(target, 0o755)
+                mount(top, target, None, MS_BIND | MS_REC)
+                remount_readonly(target)
+        mount(SCRATCH_STAGING, path, None, MS_MOVE)
+    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+          _scratch_options("/dev/shm", limits))
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
 
 
 def pivot_into(root: str) -> None:
@@ -618,6 +698,29 @@ def pivot_into(root: str) -> None:
         raise OSError(err, f"umount2 of the old root: {os.strerror(err)}")
     os.rmdir("/.old-root")
     os.chdir("/")
+
+
+def enter_minimal_root(config: dict, run_dir: str) -> list[str]:
+    """Build the minimal root in ``run_dir/root`` and pivot into it (namespace modes).
+
+    Returns:
+        The mounts that could not be made read-only but were tolerated.
+
+    Raises:
+        SetupError: Not pid 1 of a new pid namespace, or a mount that must be read-only
+            cannot be made so.
+        OSError: A mount failed.
+    """
+    if os.getpid() != 1:
+        raise SetupError("the launcher is not the first process of a new pid namespace")
+    root = os.path.join(run_dir, "root")
+    os.mkdir(root, 0o755)
+    notes = make_everything_readonly()  # binds of read-only mounts stay read-only
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    build_root(root, config)
+    pivot_into(root)  # the host's tree, our run dir (the nonce) included, is gone
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    return notes
 
 
 def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[str]]:
@@ -642,15 +745,7 @@ def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[
         env.update(HOME=work, TMPDIR=tmp)
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         return work, harness, env, notes
-    if os.getpid() != 1:
-        raise SetupError("the launcher is not the first process of a new pid namespace")
-    root = os.path.join(run_dir, "root")
-    os.mkdir(root, 0o755)
-    notes = make_everything_readonly()  # binds of read-only mounts stay read-only
-    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
-    build_root(root, config)
-    pivot_into(root)  # the host's tree, our run dir (the nonce) included, is gone
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    notes = enter_minimal_root(config, run_dir)
     os.mkdir(NS_HARNESS_DIR, 0o755)
     write_files(NS_HARNESS_DIR, harness_files, None, 0o644)
     os.mkdir(NS_WORK_DIR, 0o700)
@@ -668,6 +763,44 @@ def send_outcome(report_fd: int, outcome: dict) -> None:
         handle.write(json.dumps(outcome).encode())
 
 
+def new_outcome() -> dict:
+    """The report of a run before anything happened."""
+    return {
+        "setup_error": None,
+        "exit_code": None,
+        "signal": None,
+        "timed_out": False,
+        "result": None,
+        "notes": [],
+    }
+
+
+def supervise(
+    pid: int, config: dict, work: str, directory: int, report_fd: int, outcome: dict
+) -> None:
+    """Wait for the harness ``pid``, end the run, and send the outcome on ``report_fd``.
+
+    The result is read from the work folder the harness was started in, through
+    ``directory``, a descriptor of it opened before the harness was forked
+    (:func:`open_dir`), whatever the code did to the path since; that it moved or
+    replaced the folder is reported too.
+    """
+    status, outcome["timed_out"] = wait_for(pid, config["timeout_s"])
+    kill_everything(in_pid_namespace=config["mode"] != "rlimits")
+    if status is not None:
+        if os.WIFSIGNALED(status):
+            outcome["signal"] = os.WTERMSIG(status)
+        else:
+            outcome["exit_code"] = os.waitstatus_to_exitcode(status)
+    raw = read_capped(directory, RESULT_NAME, RESULT_MAX_BYTES)
+    outcome["result"] = None if raw is None else raw.decode("utf-8", errors="replace")
+    outcome["work_replaced"] = replaced(work, directory)
+    if config["mode"] != "rlimits":
+        outcome["scratch_full"] = scratch_exhausted(work)
+    os.close(directory)
+    send_outcome(report_fd, outcome)
+
+
 def main() -> int:
     """Run one sandboxed harness as described in the module docstring."""
     run_dir, report_fd = sys.argv[1], int(sys.argv[2])
@@ -677,14 +810,7 @@ def main() -> int:
     prctl(PR_SET_DUMPABLE, 0)
     with open(os.path.join(run_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
-    outcome: dict = {
-        "setup_error": None,
-        "exit_code": None,
-        "signal": None,
-        "timed_out": False,
-        "result": None,
-        "notes": [],
-    }
+    outcome = new_outcome()
     try:
         work, harness_dir, env, outcome["notes"] = prepare(config, run_dir)
     except (OSError, SetupError, KeyError, ValueError) as exc:
@@ -692,21 +818,11 @@ def main() -> int:
         send_outcome(report_fd, outcome)
         return EXIT_SETUP_FAILED
     launcher = os.getpid()
+    directory = open_dir(work)
     pid = os.fork()
     if pid == 0:
         exec_harness(config, work, harness_dir, env, launcher)
-    status, outcome["timed_out"] = wait_for(pid, config["timeout_s"])
-    kill_everything(in_pid_namespace=config["mode"] != "rlimits")
-    if status is not None:
-        if os.WIFSIGNALED(status):
-            outcome["signal"] = os.WTERMSIG(status)
-        else:
-            outcome["exit_code"] = os.waitstatus_to_exitcode(status)
-    raw = read_capped(work, RESULT_NAME, RESULT_MAX_BYTES)
-    outcome["result"] = None if raw is None else raw.decode("utf-8", errors="replace")
-    if config["mode"] != "rlimits":
-        outcome["scratch_full"] = scratch_exhausted(work)
-    send_outcome(report_fd, outcome)
+    supervise(pid, config, work, directory, report_fd, outcome)
     return 0
 
 
