@@ -262,19 +262,30 @@ def f():
 """
 
 
-@pytest.mark.parametrize("mode", NAMESPACED or MODES[:1])
-def test_files_beside_the_interpreter_and_the_project_are_not_visible(mode):
+# Passes only if the read did not raise (READ_BESIDE returns the error's repr).
+READ_SUCCEEDED = (
+    "def check(candidate):\n    got = candidate()\n    assert 'Error' not in got, got\n"
+)
+
+
+def secret_beside_the_venv() -> Path:
+    """A new file beside the interpreter's prefix (as ~/proj/.env beside ~/proj/.venv)."""
     secret = Path(sys.prefix).resolve().parent / f".prefjudge-test-secret-{uuid.uuid4().hex[:8]}"
     try:
         secret.write_text("API_KEY=do-not-leak")
     except OSError:
         pytest.skip(f"cannot write beside the interpreter's prefix ({secret.parent})")
+    return secret
+
+
+@pytest.mark.parametrize("mode", NAMESPACED or MODES[:1])
+def test_files_beside_the_interpreter_and_the_project_are_not_visible(mode):
+    secret = secret_beside_the_venv()
     os.chmod(secret, 0o644)  # world-readable: only the mount layout may hide it
     project = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    check = "def check(candidate):\n    got = candidate()\n    assert 'Error' not in got, got\n"
     try:
         results = run_functional(
-            [(he_task(check), READ_BESIDE.format(path=str(path)))
+            [(he_task(READ_SUCCEEDED), READ_BESIDE.format(path=str(path)))
              for path in (secret, project, "/etc/shadow", "/root/.bashrc")],
             limits=FAST, workers=1, isolation=mode)
     finally:
@@ -290,8 +301,7 @@ AS_USER = """
 import json, sys
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, SandboxUnavailableError, run_functional
-check = "def check(candidate):\\n    got = candidate()\\n    assert 'Error' not in got, got\\n"
-task = Task(task_id="T/1", entry_point="f", test_format="humaneval", tests=check)
+task = Task(task_id="T/1", entry_point="f", test_format="humaneval", tests=sys.argv[2])
 codes = json.loads(sys.argv[1])
 limits = SandboxLimits(timeout_s=20, cpu_s=20, memory_mb=1024, nproc=32, disk_mb=32)
 try:
@@ -319,11 +329,7 @@ def as_nobody(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as another user needs root")
 def test_as_an_unprivileged_user_a_secret_beside_the_venv_stays_hidden(tmp_path):
-    secret = Path(sys.prefix).resolve().parent / f".prefjudge-test-secret-{uuid.uuid4().hex[:8]}"
-    try:
-        secret.write_text("API_KEY=do-not-leak")
-    except OSError:
-        pytest.skip(f"cannot write beside the interpreter's prefix ({secret.parent})")
+    secret = secret_beside_the_venv()
     try:
         # the user's own secret, as ~/proj/.env beside ~/proj/.venv: readable by that user
         os.chown(secret, NOBODY, NOBODY)
@@ -334,7 +340,8 @@ def test_as_an_unprivileged_user_a_secret_beside_the_venv_stays_hidden(tmp_path)
         if "do-not-leak" not in outside.stdout:
             pytest.skip(f"the unprivileged user cannot run this interpreter: {outside.stderr}")
         codes = [READ_BESIDE.format(path=str(secret)), READ_BESIDE.format(path=str(tmp_path))]
-        inside = as_nobody(sys.executable, "-c", AS_USER, json.dumps(codes), cwd=tmp_path)
+        inside = as_nobody(sys.executable, "-c", AS_USER, json.dumps(codes), READ_SUCCEEDED,
+                           cwd=tmp_path)
     finally:
         secret.unlink()
     assert inside.returncode == 0, inside.stderr

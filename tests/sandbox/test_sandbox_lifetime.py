@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from pj_processes import descends_from
 
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, SandboxUnavailableError, resolve_isolation, run_one
@@ -144,22 +145,6 @@ def find_sandbox(root: Path, owner_pid: int, token: str) -> Sandbox | None:
             }
             return Sandbox(run_dir, token, frozenset(spaces - {None}))
     return None
-
-
-def parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def descends_from(pid: int, ancestor: int) -> bool:
-    seen = 0
-    while pid > 1 and seen < 64:
-        if pid == ancestor:
-            return True
-        pid, seen = parent_of(pid) or 0, seen + 1
-    return False
 
 
 def find_zygote_sandbox(owner_pid: int, token: str) -> Sandbox | None:

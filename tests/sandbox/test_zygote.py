@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pj_processes import descends_from
 
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
@@ -133,18 +134,8 @@ def descendants_named(name: str) -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if name.encode() not in cmdline or int(entry) == me:
-            continue
-        pid, hops = int(entry), 0
-        while pid > 1 and hops < 32:
-            if pid == me:
-                found.append(int(entry))
-                break
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_bytes()
-            except OSError:
-                break
-            pid, hops = int(stat.rsplit(b")", 1)[1].split()[1]), hops + 1
+        if name.encode() in cmdline and int(entry) != me and descends_from(int(entry), me):
+            found.append(int(entry))
     return found
 
 

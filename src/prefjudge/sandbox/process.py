@@ -179,6 +179,26 @@ def read_streams(
     return streams
 
 
+def start_entry(argv: list[str], stdout: Any, stderr: Any, pass_fd: int) -> subprocess.Popen:
+    """Start a sandbox's first process (``unshare`` or, in rlimits mode, the launcher).
+
+    It gets a session of its own, a bare ``PATH`` and nothing else of our environment, no
+    stdin, and ``pass_fd`` besides its output. It gets SIGKILL if the thread starting it
+    ends, even when we are SIGKILLed (see :func:`_die_with_parent`); unshare's
+    ``--kill-child`` then takes the sandbox's pid namespace down with it.
+    """
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        start_new_session=True,
+        pass_fds=(pass_fd,),
+        preexec_fn=_die_with_parent(),
+    )
+
+
 def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> Streams:
     report_read, report_write = os.pipe()
     argv = [
@@ -192,18 +212,7 @@ def _launch(plan: IsolationPlan, run_dir: Path, limits: SandboxLimits) -> Stream
         str(report_write),
     ]
     try:
-        # The child (unshare, or the launcher in rlimits mode) gets SIGKILL if we die, even
-        # by SIGKILL; unshare's --kill-child then takes the launcher's pid namespace down.
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-            start_new_session=True,
-            pass_fds=(report_write,),
-            preexec_fn=_die_with_parent(),
-        )
+        proc = start_entry(argv, subprocess.PIPE, subprocess.STDOUT, report_write)
     except BaseException:
         os.close(report_read)
         raise

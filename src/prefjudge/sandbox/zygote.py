@@ -46,13 +46,13 @@ from prefjudge.sandbox.process import (
     RunOutcome,
     _clean_orphans_once,
     _config,
-    _die_with_parent,
     _remove_tree,
     _write_owner,
     outcome_of,
     read_streams,
     run_in_sandbox,
     seal,
+    start_entry,
 )
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
@@ -154,19 +154,9 @@ class Zygote:
             (zygote_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
             argv = [*plan.command_prefix(), sys.executable, "-I", "-S", "-B",
                     str(ZYGOTE_SCRIPT), str(zygote_dir), str(theirs.fileno())]
-            # The zygote (unshare, which takes its pid namespace down with it) gets SIGKILL
-            # when the thread starting it ends: a thread of its pool, which lives until the
-            # pool is closed, or until prefjudge dies.
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=self._log,
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                start_new_session=True,
-                pass_fds=(theirs.fileno(),),
-                preexec_fn=_die_with_parent(),
-            )
+            # Started by a thread of its pool, which lives until the pool is closed: the
+            # zygote dies then, or with prefjudge.
+            self._proc = start_entry(argv, self._log, self._log, theirs.fileno())
             theirs.close()
             ready = _recv(ours, START_TIMEOUT_S)
         except BaseException:
