@@ -73,3 +73,21 @@ def test_resuming_with_another_profile_is_refused(tmp_path: Path) -> None:
     assert fresh.exit_code == 0, fresh.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {row["meta"]["profile"] for row in rows} == {"strict"}
+
+
+def test_resuming_after_the_verdict_code_changed_is_refused(tmp_path: Path, monkeypatch) -> None:
+    # The journal records a digest of the harness and comparison code: after an upgrade
+    # that changes how outcomes are decided, old and new verdicts never share a file.
+    from prefjudge.cli import score_cmd
+    from prefjudge.sandbox import harness_digest
+
+    assert len(harness_digest()) == 16 and harness_digest() == harness_digest()
+    gens = write_generations(tmp_path / "gens.jsonl")
+    out = tmp_path / "scores.jsonl"
+    assert score(str(gens), "-o", str(out), "--no-tests").exit_code == 0
+    before = out.read_text()
+    monkeypatch.setattr(score_cmd, "harness_digest", lambda: "0123456789abcdef")
+    refused = score(str(gens), "-o", str(out), "--no-tests")
+    assert refused.exit_code != 0
+    assert "harness" in flat(refused.output)
+    assert out.read_text() == before

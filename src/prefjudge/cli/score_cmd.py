@@ -27,7 +27,7 @@ from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, show
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
 from prefjudge.records import ScoredSample, Task, model_name_warnings
-from prefjudge.sandbox import SandboxLimits, isolation_report
+from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_report
 from prefjudge.sandbox.zygote import zygote_default
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
@@ -182,7 +182,8 @@ def score_command(
         inputs={"generations": generations, "tasks": task_paths},
         settings={"tests": not no_tests and bool(tasks), "timeout_s": test_timeout,
                   "memory_mb": memory_mb, "ruff_version": ruff_version(),
-                  "sandbox": isolation_mode, "profile": profile, "model": model_name},
+                  "sandbox": isolation_mode, "harness": harness_digest(), "profile": profile,
+                  "model": model_name},
         force_new=force_new,
     )
     with open_journal(journal, console):

@@ -14,12 +14,13 @@ which :func:`isolation_report` flags with a warning. Statuses are defined in
 """
 
 from prefjudge.sandbox.detect import SandboxUnavailableError, isolation_report, resolve_isolation
-from prefjudge.sandbox.functional import run_functional, run_one
+from prefjudge.sandbox.functional import harness_digest, run_functional, run_one
 from prefjudge.sandbox.limits import SandboxLimits
 
 __all__ = [
     "SandboxLimits",
     "SandboxUnavailableError",
+    "harness_digest",
     "isolation_report",
     "resolve_isolation",
     "run_functional",

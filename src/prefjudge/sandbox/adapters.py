@@ -47,13 +47,22 @@ def _require(condition: object, task: Task, what: str) -> None:
         raise TaskNotRunnableError(f"task {task.task_id} ({task.test_format}) has no {what}")
 
 
-def candidate_payload(task: Task, code: str, limits: SandboxLimits) -> dict[str, Any]:
+def candidate_payload(
+    task: Task, code: str, limits: SandboxLimits,
+    time_limits: dict[str, list[float]] | None = None,
+) -> dict[str, Any]:
     """Payload running ``code`` against ``task``'s tests.
+
+    For HumanEval+/MBPP+ and stdin/stdout tasks it holds the inputs only: the expected
+    outputs stay outside the sandbox, where ``prefjudge.sandbox.compare`` judges the
+    outputs the run sends back.
 
     Args:
         task: The task (its ``test_format`` picks the adapter).
         code: Complete code defining the entry point (or the stdin/stdout program).
         limits: Limits of the run (the stdin/stdout adapter uses the timeout per case).
+        time_limits: HumanEval+/MBPP+ only: per input set, each input's CPU-time limit
+            (from the reference's times; see ``ReferenceOutputs.time_limits``).
 
     Returns:
         The harness payload.
@@ -75,30 +84,40 @@ def candidate_payload(task: Task, code: str, limits: SandboxLimits) -> dict[str,
             "entry_point": task.entry_point,
         }
     if fmt == "evalplus":
-        _require(task.entry_point, task, "entry_point")
-        _require(task.canonical_solution, task, "canonical_solution to compare against")
-        _require(task.base_inputs or task.plus_inputs, task, "base_inputs/plus_inputs")
-        return {
-            "format": "evalplus",
-            "code": code,
-            "reference": task.canonical_solution,
-            "task_id": task.task_id,
-            "entry_point": task.entry_point,
-            "dataset": evalplus_dataset(task),
-            "base_inputs": task.base_inputs or [],
-            "plus_inputs": task.plus_inputs or [],
-            "atol": task.atol,
-        }
+        return {**_evalplus_inputs(task), "role": "candidate", "code": code,
+                "time_limits": time_limits}
     if fmt == "stdio":
         _require(task.stdio_cases, task, "stdio_cases")
-        cases = [case.model_dump() for case in task.stdio_cases]
         return {
             "format": "stdio",
             "code": code,
-            "cases": cases,
+            "inputs": [case.input for case in task.stdio_cases],
             "case_timeout_s": float(limits.timeout_s),
         }
     raise TaskNotRunnableError(f"task {task.task_id} has no tests (test_format {fmt!r})")
+
+
+def _evalplus_inputs(task: Task) -> dict[str, Any]:
+    _require(task.entry_point, task, "entry_point")
+    _require(task.canonical_solution, task, "canonical_solution to compare against")
+    _require(task.base_inputs or task.plus_inputs, task, "base_inputs/plus_inputs")
+    return {
+        "format": "evalplus",
+        "task_id": task.task_id,
+        "entry_point": task.entry_point,
+        "dataset": evalplus_dataset(task),
+        "base_inputs": task.base_inputs or [],
+        "plus_inputs": task.plus_inputs or [],
+    }
+
+
+def reference_payload(task: Task) -> dict[str, Any]:
+    """Payload running a HumanEval+/MBPP+ task's reference solution on all its inputs.
+
+    Raises:
+        TaskNotRunnableError: The task lacks what its format needs.
+    """
+    return {**_evalplus_inputs(task), "role": "reference", "code": task.canonical_solution}
 
 
 def _tail(text: str, size: int = 600) -> str:

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from prefjudge.records import FuncResult, Task
-from prefjudge.sandbox.adapters import TaskNotRunnableError, candidate_payload, interpret
+from prefjudge.sandbox.adapters import (
+    TaskNotRunnableError,
+    candidate_payload,
+    interpret,
+    reference_payload,
+)
+from prefjudge.sandbox.compare import REFERENCES, ReferenceOutputs, judge_outside, reference_from
 from prefjudge.sandbox.detect import resolve_isolation
 from prefjudge.sandbox.isolation import MAX_SLOTS, IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
@@ -35,29 +43,58 @@ def run_one(
         task: The task; its ``test_format`` picks the adapter.
         code: Complete code (a full solution defining the entry point, or a program).
         plan: Isolation plan (see :func:`prefjudge.sandbox.detect.resolve_isolation`).
-        limits: Resource limits (HumanEval+/MBPP+ runs get twice the time limits, as the
-            reference solution runs beside the code).
+        limits: Resource limits (HumanEval+/MBPP+ runs get twice the time limits, for
+            recording their outputs; the reference solution runs once per task, in a
+            sandbox of its own, with the same).
         runner: Runs a payload (default: a fresh-process sandbox under ``plan``; a
             :class:`~prefjudge.sandbox.zygote.ZygotePool`'s ``run`` forks it instead).
 
     Returns:
         The functional result (never raises for bad code or bad tasks).
     """
-    try:
-        payload = candidate_payload(task, code, limits)
-    except TaskNotRunnableError as exc:
-        return FuncResult(status="error", detail=str(exc))
+    run = runner or (lambda payload, run_limits: run_in_sandbox(plan, payload, run_limits))
     if task.test_format == "evalplus":
-        # The reference solution runs in the same process: give it the same budget again.
+        # Copying and digesting a large output costs about what computing it did (a few
+        # tasks return hundreds of MB): the run gets the budget twice, as it did when the
+        # reference ran beside the code.
         limits = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
     try:
-        if runner is None:
-            outcome = run_in_sandbox(plan, payload, limits)
-        else:
-            outcome = runner(payload, limits)
+        reference = None
+        if task.test_format == "evalplus":
+            found = REFERENCES.get(task, lambda: _reference_outputs(task, limits, run))
+            if isinstance(found, FuncResult):
+                return found
+            reference = found
+        payload = candidate_payload(
+            task, code, limits, None if reference is None else reference.time_limits(task))
+        outcome = run(payload, limits)
+    except TaskNotRunnableError as exc:
+        return FuncResult(status="error", detail=str(exc))
     except OSError as exc:  # e.g. no temporary directory, or unshare vanished
         return FuncResult(status="error", detail=f"the sandbox could not start: {exc}")
+    if task.test_format in ("evalplus", "stdio"):
+        return judge_outside(task, outcome, limits, reference)
     return interpret(outcome, limits)
+
+
+def _reference_outputs(task: Task, limits: SandboxLimits, run: Runner
+                       ) -> ReferenceOutputs | FuncResult:
+    """Run the task's reference solution in a sandbox of its own; read back its outputs."""
+    return reference_from(task, run(reference_payload(task), limits), limits)
+
+
+def harness_digest() -> str:
+    """A short digest of the code that decides test outcomes (harness and comparison).
+
+    Recorded in a scoring journal's settings, so that resuming after prefjudge's verdict
+    code changed refuses instead of mixing verdicts of two versions.
+    """
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    files = [*sorted((here / "child").glob("*.py")), here / "compare.py", here / "adapters.py"]
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def run_functional(

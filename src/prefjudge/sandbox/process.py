@@ -28,9 +28,11 @@ CHILD_DIR = Path(__file__).resolve().with_name("child")
 LAUNCHER = CHILD_DIR / "launcher.py"
 SETUP_GRACE_S = 20.0
 DRAIN_AFTER_EXIT_S = 1.0
-REPORT_MAX_BYTES = 4 << 20
+REPORT_MAX_BYTES = 80 << 20  # a result, and outputs of up to 32 MiB
 STARTED_MARKER = "[prefjudge-harness-started"  # as in child/harness.py
 FUNC_STATUSES = ("pass", "fail", "timeout", "error")
+# "ran": every input ran, and its outputs wait to be compared outside (EvalPlus, stdio)
+HARNESS_STATUSES = (*FUNC_STATUSES, "ran")
 EXIT_EXEC_FAILED = 71
 RUN_DIR_PREFIX = "prefjudge-sandbox-"
 OWNER_FILE = "owner.json"
@@ -64,6 +66,9 @@ class RunOutcome:
             ``bytes``), as the launcher found it when the run ended.
         work_replaced: The code moved, removed or replaced its work folder (the result is
             still read from the folder it was started in).
+        outputs: The outputs file (JSON lines) of formats compared outside the sandbox
+            (EvalPlus, stdio), as the run left it: untrusted, compared by prefjudge.
+        outputs_over_cap: The run's outputs file was larger than the supervisor reads.
     """
 
     stage: str | None
@@ -77,6 +82,8 @@ class RunOutcome:
     supervisor_lost: bool
     scratch_full: tuple[str, ...] = ()
     work_replaced: bool = False
+    outputs: str | None = None
+    outputs_over_cap: bool = False
 
 
 def sandbox_env(python: str) -> dict[str, str]:
@@ -252,7 +259,7 @@ def _parse_result(raw: str | None, nonce: str) -> dict[str, Any] | None:
         return None
     if not isinstance(record, dict) or record.get("nonce") != nonce:
         return None
-    if record.get("stage") != "done" or record.get("status") not in FUNC_STATUSES:
+    if record.get("stage") != "done" or record.get("status") not in HARNESS_STATUSES:
         return None
     record["detail"] = str(record.get("detail", ""))
     return record
@@ -545,4 +552,6 @@ def outcome_of(streams: Streams, nonce: str) -> RunOutcome:
         scratch_full=tuple(str(kind) for kind in outcome.get("scratch_full") or ()
                            if kind in ("files", "bytes")),
         work_replaced=outcome.get("work_replaced") is True,
+        outputs=outputs if isinstance(outputs := outcome.get("outputs"), str) else None,
+        outputs_over_cap=outcome.get("outputs_over_cap") is True,
     )

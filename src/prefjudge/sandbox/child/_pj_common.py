@@ -17,6 +17,7 @@ from typing import Any
 
 DETAIL_MAX = 2000
 RESULT_NAME = ".prefjudge-result.json"
+OUTPUTS_NAME = ".prefjudge-outputs.jsonl"
 
 
 def truncate(text: str, limit: int = DETAIL_MAX) -> str:
@@ -88,6 +89,30 @@ class ResultWriter:
         finally:
             self._close(fd)
         self._replace(tmp, RESULT_NAME, src_dir_fd=self._dir, dst_dir_fd=self._dir)
+
+
+class OutputsLog:
+    """Appends one JSON line per input to the outputs file, which prefjudge compares outside.
+
+    Opened, with what it writes with, before the code runs. Nothing in it is trusted:
+    code that forges or spoils lines can only make the comparison outside fail, because
+    what the outputs must equal is never inside the sandbox.
+    """
+
+    def __init__(self) -> None:
+        """Create the (empty) outputs file in the work folder."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW
+        self._fd = os.open(OUTPUTS_NAME, flags | os.O_CLOEXEC, 0o600)
+        self._write, self._memoryview = os.write, memoryview
+        import json
+
+        self._dumps = json.dumps
+
+    def append(self, line: dict[str, Any]) -> None:
+        """Write ``line`` as one JSON line (all of it, or an OSError)."""
+        view = self._memoryview((self._dumps(line) + "\n").encode("utf-8", "surrogatepass"))
+        while view:
+            view = view[self._write(self._fd, view):]
 
 
 class _ByteSink(io.RawIOBase):

@@ -1,58 +1,49 @@
-"""HumanEval+ / MBPP+ runner: differential testing against the reference solution.
+"""HumanEval+ / MBPP+ runner: runs a function on the task's inputs, records its outputs.
 
-Follows EvalPlus (``evalplus/eval/__init__.py``, ``evalplus/data/mbpp.py``):
+Follows EvalPlus (``evalplus/eval/__init__.py``, ``evalplus/data/mbpp.py``) in what it
+runs, and leaves the judging to prefjudge, outside the sandbox:
 
-- MBPP+ inputs are stored as JSON and turned back into tuples, sets and complex
-  numbers per task, exactly as EvalPlus's ``mbpp_deserialize_inputs`` does;
-- the reference solution runs in the same sandboxed process, on a deep copy of each
-  input, just before the candidate (so huge expected outputs -- some tasks produce
-  hundreds of MB -- never need storing or shipping), and times each call;
-- the candidate passes when every base and plus output matches: exact equality, or
-  ``np.allclose(rtol=1e-7, atol)`` when ``atol`` is set or the expected value is made
-  of floats (then ``atol`` becomes 1e-6, for the rest of that input set, as upstream),
-  plus EvalPlus's special oracles;
-- each call gets ``max(1 s, 4 x the reference's time)`` as EvalPlus does, but measured
-  in CPU time of this process rather than wall time, so that a loaded machine does not
-  turn correct solutions into timeouts (sleeping code is caught by the run's wall limit).
+- MBPP+ inputs are stored as JSON and turned back into tuples, sets and complex numbers
+  per task, exactly as EvalPlus's ``mbpp_deserialize_inputs`` does;
+- ``role: reference`` runs the reference solution on every input (a deep copy of it, as
+  EvalPlus does) and records each output and the CPU time it took;
+- ``role: candidate`` runs the code under test on every input, each call limited to the
+  CPU time prefjudge computed from the reference's (``max(1 s, 4 x reference)``, as
+  EvalPlus does, but in CPU time of this process rather than wall time, so that a loaded
+  machine does not turn correct solutions into timeouts), and records each output;
+- every output is copied into plain data (``_pj_plain.to_plain``: its own ``__eq__`` and
+  other methods never run) and appended to the outputs file as one JSON line.
 
-One deliberate difference: before it is compared, the candidate's output is copied into
-plain Python data (:func:`to_plain`: exact ``int``, ``float``, ``str``... and the built-in
-containers; numpy values through ``tolist``), so that its own ``__eq__`` never decides
-the comparison (an object that says it equals anything passes EvalPlus, not here). The
-copy keeps what upstream compares: values, container kinds and, for the tolerance check,
-the output's original type.
-
-The reference is loaded before the candidate's code runs; code that deliberately
-tampers with the interpreter (frames, the harness's modules) could still affect it, as it
-could EvalPlus's own in-process comparison.
+The expected outputs are never in the candidate's sandbox, so code that tampers with the
+interpreter, forges lines or steals the nonce still has to produce the right outputs to
+pass: the comparison (exact, or within EvalPlus's tolerances, and its special oracles)
+happens in prefjudge (``prefjudge.sandbox.compare``).
 """
 
 from __future__ import annotations
 
 import builtins
 import copy
-import math
+import gc
 import signal
 import time
 from typing import Any
 
 import _pj_common as common
+import _pj_plain as plain
 
 CODE_FILE = "solution.py"
 REFERENCE_FILE = "reference.py"
-MIN_TIME_LIMIT_S = 1.0
-TIME_LIMIT_FACTOR = 4.0
 
+# EvalPlus's special oracles that need an output whole (not only its digest) outside.
 MBPP_OUTPUT_NOT_NONE = {"check_str", "text_match_three", "text_starta_endb"}
-MBPP_OUTPUT_SET_EQ = {
-    "similar_elements",
-    "find_char_long",
-    "common_in_nested_lists",
-    "extract_singly",
-    "larg_nnum",
-    "intersection_array",
-    "find_dissimilar",
-    "Diff",
+WHOLE_OUTPUTS = {
+    ("humaneval", "find_zero"),
+    *(("mbpp", name) for name in (
+        "sum_div", "surface_Area", "digit_distance_nums", "similar_elements",
+        "find_char_long", "common_in_nested_lists", "extract_singly", "larg_nnum",
+        "intersection_array", "find_dissimilar", "Diff", *MBPP_OUTPUT_NOT_NONE,
+    )),
 }
 
 _TUPLE_ARGS = {
@@ -85,50 +76,6 @@ _FIRST_ARG_TUPLE = {250, 405, 446, 617, 720, 763, 808}
 _NESTED_TUPLES = {259, 401, 445}
 _ALL_TUPLES = {580, 615, 791}
 
-
-class NotPlainData(Exception):
-    """The candidate's output is not made of plain Python data."""
-
-
-MAX_DEPTH = 200
-_SCALARS = (type(None), bool, int, float, complex, str, bytes)
-
-
-def to_plain(value: Any, depth: int = 0) -> Any:
-    """A copy of ``value`` made only of exact built-in types, built without its methods.
-
-    Subclasses of ``int``, ``float``, ``str``, ``bytes`` and of the containers are copied
-    through the built-in type's own methods (``int.__index__``, ``dict.items``...), never
-    through methods the subclass defines; numpy values go through ``tolist``/``item`` and
-    are copied again. Anything else is not plain data.
-
-    Raises:
-        NotPlainData: For other types, or nesting deeper than :data:`MAX_DEPTH`.
-    """
-    if depth > MAX_DEPTH:
-        raise NotPlainData(f"the output is nested more than {MAX_DEPTH} levels deep")
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    inner = depth + 1
-    if isinstance(value, bool):  # bool cannot be subclassed; kept for clarity
-        return bool(value)
-    if isinstance(value, int):
-        return int.__index__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, str):
-        return str.__getitem__(value, slice(None))
-    if isinstance(value, bytes):
-        return bytes.__getitem__(value, slice(None))
-    if isinstance(value, dict):
-        return {to_plain(k, inner): to_plain(v, inner) for k, v in dict.items(value)}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        base = next(t for t in (list, tuple, set, frozenset) if isinstance(value, t))
-        return base(to_plain(item, inner) for item in base.__iter__(value))
-    if kind.__module__ == "numpy" and hasattr(value, "tolist"):
-        return to_plain(value.tolist(), inner)
-    raise NotPlainData(f"the output is a {kind.__qualname__}, not plain data")
 
 
 class InputTimeout(BaseException):
@@ -202,42 +149,6 @@ def _load_function(code: str, entry_point: str, filename: str) -> tuple[Any, dic
     return function, None
 
 
-class ReferenceFailure(Exception):
-    """The reference solution raised on an input."""
-
-
-def _reference_output(
-    reference: Any, payload: dict, name: str, index: int, inp: list
-) -> tuple[Any, float]:
-    start = time.process_time()
-    try:
-        out = reference(*copy.deepcopy(inp))
-    except BaseException as exc:
-        why = common.describe_exception(exc, (REFERENCE_FILE,))
-        raise ReferenceFailure(
-            f"the reference solution failed on {name} input #{index}: {why}"
-        ) from None
-    elapsed = time.process_time() - start
-    if payload["dataset"] == "mbpp" and payload["entry_point"] in MBPP_OUTPUT_NOT_NONE:
-        out = out is not None
-    return out, elapsed
-
-
-def _poly(xs: list, x: float) -> float:
-    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
-
-
-def _surface_area(base_edge: float, height: float) -> int:
-    slant_height = math.sqrt((base_edge / 2) ** 2 + height**2)
-    return round(base_edge**2 + 4 * (base_edge * slant_height) / 2)
-
-
-def _digit_distance_nums(num1: int, num2: int) -> int:
-    a, b = str(num1), str(num2)
-    width = max(len(a), len(b))
-    return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width), strict=True))
-
-
 def is_floats(value: Any) -> bool:
     """Whether ``value`` is a float, a non-empty list/tuple of floats or a float array."""
     if isinstance(value, float):
@@ -247,53 +158,6 @@ def is_floats(value: Any) -> bool:
     if type(value).__module__ == "numpy" and hasattr(value, "dtype"):
         return str(value.dtype) in ("float64", "float32")
     return False
-
-
-def _special_match(
-    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, exact: Any, atol: float
-) -> Any:
-    if dataset != "mbpp":
-        return exact
-    if entry_point == "are_equivalent":
-        return True
-    if entry_point == "sum_div":
-        return exact or out == 0
-    if entry_point == "surface_Area":
-        return exact or abs(out - _surface_area(*inp)) <= atol
-    if entry_point == "digit_distance_nums":
-        return exact or out == _digit_distance_nums(*inp)
-    if entry_point in MBPP_OUTPUT_SET_EQ:
-        return set(out) == set(exp)
-    if entry_point in MBPP_OUTPUT_NOT_NONE:
-        return out == exp if isinstance(out, bool) else exp == (out is not None)
-    return exact
-
-
-def check_output(
-    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, atol: float,
-    out_type: type | None = None,
-) -> float:
-    """Assert ``out`` matches ``exp`` as EvalPlus does; return the atol to carry on with.
-
-    ``out_type`` is the type the candidate returned when ``out`` is its plain copy (the
-    tolerance check compares types, as upstream does).
-    """
-    if dataset == "humaneval" and entry_point == "find_zero":
-        assert abs(_poly(*inp, out)) <= atol, "find_zero: not a root within atol"
-        return atol
-    exact = _special_match(dataset, entry_point, inp, out, exp, out == exp, atol)
-    if atol == 0 and is_floats(exp):
-        atol = 1e-6
-    if not exact and atol != 0:
-        import numpy as np
-
-        assert (out_type or type(out)) is type(exp), "output type differs"
-        if isinstance(exp, (list, tuple)):
-            assert len(out) == len(exp), "output length differs"
-        assert np.allclose(out, exp, rtol=1e-07, atol=atol), "outputs differ beyond atol"
-    else:
-        assert exact, "outputs differ"
-    return atol
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -309,62 +173,101 @@ def _call_with_limit(function: Any, inp: list, limit_s: float) -> Any:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-def _run_set(
-    candidate: Any, reference: Any, payload: dict, name: str, inputs: list
-) -> dict[str, str] | None:
-    atol = float(payload["atol"] or 0)
-    for index, inp in enumerate(inputs):
-        expected, ref_time = _reference_output(reference, payload, name, index, inp)
-        shown = common.short_repr(inp)
-        limit = max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * ref_time)
-        try:
-            out = _call_with_limit(candidate, inp, limit)
-        except InputTimeout:
-            detail = f"{name} input #{index} exceeded {limit:.2f} s of CPU; input: {shown}"
-            return {"status": "timeout", "detail": detail}
-        except BaseException as exc:
-            prefix = f"{name} input #{index} raised; input: {shown}\n"
-            return common.failure_from_exception(exc, (CODE_FILE,), prefix)
-        try:
-            if (payload["dataset"] == "mbpp" and payload["entry_point"] in MBPP_OUTPUT_NOT_NONE
-                    and type(out) is not bool):
-                plain: Any = out is not None  # all the oracle looks at (a re.Match, often)
-            else:
-                plain = to_plain(out)
-        except (NotPlainData, RecursionError, TypeError, ValueError) as exc:
-            detail = f"{name} input #{index}: {exc}; input: {shown}"
-            return {"status": "fail", "detail": common.truncate(detail)}
-        try:
-            atol = check_output(
-                payload["dataset"], payload["entry_point"], inp, plain, expected, atol,
-                out_type=type(out),
-            )
-        except BaseException as exc:
-            detail = (
-                f"{name} input #{index} failed ({exc}); input: {shown}; "
-                f"expected: {common.short_repr(expected)}; got: {common.short_repr(out)}"
-            )
-            return {"status": "fail", "detail": common.truncate(detail)}
-    return None
+def _output_record(payload: dict, out: Any) -> dict[str, Any]:
+    """The line for one output (raises NotPlainData, RecursionError, TypeError...).
+
+    The garbage collector is paused meanwhile: copying an output of millions of objects
+    would otherwise set it off again and again over all of them.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _record_of(payload, out)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _record_of(payload: dict, out: Any) -> dict[str, Any]:
+    dataset, entry_point = payload["dataset"], payload["entry_point"]
+    original = plain.type_name(out)
+    notes: set[str] = set()
+    if dataset == "mbpp" and entry_point in MBPP_OUTPUT_NOT_NONE and type(out) is not bool:
+        value: Any = out is not None  # all the oracle looks at (a re.Match, often)
+        notes.add("normal")
+    else:
+        value = plain.to_plain(out, notes=notes)
+    whole = (dataset, entry_point) in WHOLE_OUTPUTS
+    return plain.record(value, original, whole=whole, simple=not notes)
+
+
+def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
+    for name, inputs in _input_sets(payload).items():
+        for index, inp in enumerate(inputs):
+            where = {"set": name, "i": index}
+            start = time.process_time()
+            try:
+                out = function(*copy.deepcopy(inp))
+            except BaseException as exc:
+                why = common.describe_exception(exc, (REFERENCE_FILE,))
+                log.append({**where, "raised": why})
+                return {"status": "error", "detail": common.truncate(
+                    f"the reference solution failed on {name} input #{index}: {why}")}
+            elapsed = time.process_time() - start
+            try:
+                line = _output_record(payload, out)
+            except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
+                return {"status": "error", "detail": common.truncate(
+                    f"the reference solution's output on {name} input #{index}: {exc}")}
+            line.update(where, cpu=elapsed, fl=is_floats(out))
+            log.append(line)
+    return {"status": "ran", "detail": "the reference ran on every input"}
+
+
+def _run_candidate(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
+    limits = payload["time_limits"]
+    for name, inputs in _input_sets(payload).items():
+        for index, inp in enumerate(inputs):
+            where = {"set": name, "i": index}
+            limit = float(limits[name][index])
+            shown = common.short_repr(inp)
+            try:
+                out = _call_with_limit(function, inp, limit)
+            except InputTimeout:
+                log.append({**where, "timeout": limit})
+                detail = f"{name} input #{index} exceeded {limit:.2f} s of CPU; input: {shown}"
+                return {"status": "timeout", "detail": detail}
+            except BaseException as exc:
+                prefix = f"{name} input #{index} raised; input: {shown}\n"
+                problem = common.failure_from_exception(exc, (CODE_FILE,), prefix)
+                log.append({**where, "raised": problem["detail"]})
+                return problem
+            try:
+                line = _output_record(payload, out)
+            except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
+                detail = common.truncate(f"{name} input #{index}: {exc}; input: {shown}")
+                log.append({**where, "raised": detail})
+                return {"status": "fail", "detail": detail}
+            line.update(where)
+            log.append(line)
+    return {"status": "ran", "detail": "the code ran on every input"}
 
 
 def run(payload: dict) -> dict[str, str]:
-    """Compare the candidate with the reference solution on base, then plus inputs."""
-    reference, problem = _load_function(
-        payload["reference"], payload["entry_point"], REFERENCE_FILE
-    )
-    if problem is not None:
-        return {"status": "error", "detail": "the reference solution: " + problem["detail"]}
-    candidate, problem = _load_function(payload["code"], payload["entry_point"], CODE_FILE)
+    """Run the reference or the candidate on base, then plus inputs, logging the outputs.
+
+    Returns:
+        ``ran`` when every input gave an output (prefjudge then compares them outside),
+        else the first problem (``fail``, ``timeout``, or ``error`` for the reference).
+    """
+    log = common.OutputsLog()
+    if payload.get("role") == "reference":
+        function, problem = _load_function(payload["code"], payload["entry_point"],
+                                           REFERENCE_FILE)
+        if problem is not None:
+            return {"status": "error", "detail": "the reference solution: " + problem["detail"]}
+        return _run_reference(function, payload, log)
+    function, problem = _load_function(payload["code"], payload["entry_point"], CODE_FILE)
     if problem is not None:
         return problem
-    sets = _input_sets(payload)
-    try:
-        for name, inputs in sets.items():
-            problem = _run_set(candidate, reference, payload, name, inputs)
-            if problem is not None:
-                return problem
-    except ReferenceFailure as exc:
-        return {"status": "error", "detail": common.truncate(str(exc))}
-    total = sum(len(inputs) for inputs in sets.values())
-    return {"status": "pass", "detail": f"{total} inputs matched the reference"}
+    return _run_candidate(function, payload, log)

@@ -73,7 +73,7 @@ def serve(payload: dict) -> None:
         result = runner(payload)
     except BaseException as exc:
         result = common.failure_from_exception(exc, (), "the run was interrupted: ")
-    if sink.overflowed and result.get("status") == "pass":
+    if sink.overflowed and result.get("status") in ("pass", "ran"):
         result = {"status": "fail", "detail": "output limit exceeded (stdout/stderr flood)"}
     writer.write({"stage": "done", **result})
     os._exit(0)

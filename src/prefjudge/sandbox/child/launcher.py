@@ -107,6 +107,8 @@ SCRATCH_STAGING = "/.prefjudge-scratch"  # where a zygote's run builds its fresh
 SCRATCH_DIRS = ("/tmp", "/var/tmp")
 RESULT_NAME = ".prefjudge-result.json"
 RESULT_MAX_BYTES = 1 << 20
+OUTPUTS_NAME = ".prefjudge-outputs.jsonl"  # what prefjudge compares outside (EvalPlus, stdio)
+OUTPUTS_MAX_BYTES = 32 << 20
 SMALL_SCRATCH_FILES = 1_000  # most files on /var/tmp and /dev/shm
 RESERVED_FILES = 64  # the work and harness dirs, the harness's files, the inputs
 EXIT_SETUP_FAILED = 70
@@ -794,6 +796,12 @@ def supervise(
             outcome["exit_code"] = os.waitstatus_to_exitcode(status)
     raw = read_capped(directory, RESULT_NAME, RESULT_MAX_BYTES)
     outcome["result"] = None if raw is None else raw.decode("utf-8", errors="replace")
+    outputs = read_capped(directory, OUTPUTS_NAME, OUTPUTS_MAX_BYTES)
+    outcome["outputs"] = None if outputs is None else outputs.decode("utf-8", errors="replace")
+    if outputs is None:
+        with contextlib.suppress(OSError):
+            size = os.stat(OUTPUTS_NAME, dir_fd=directory, follow_symlinks=False).st_size
+            outcome["outputs_over_cap"] = size > OUTPUTS_MAX_BYTES
     outcome["work_replaced"] = replaced(work, directory)
     if config["mode"] != "rlimits":
         outcome["scratch_full"] = scratch_exhausted(work)

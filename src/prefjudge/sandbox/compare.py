@@ -1,0 +1,418 @@
+"""Outcomes decided where the code cannot reach: outputs compared outside the sandbox.
+
+For HumanEval+/MBPP+ (EvalPlus) and stdin/stdout (LiveCodeBench) tasks the sandbox only
+runs things and records their outputs as plain data (``child/_pj_plain.py``); the
+expected outputs never enter the candidate's sandbox. prefjudge reads the outputs back
+here, in its own process, and compares them:
+
+- EvalPlus: the reference solution runs in a sandbox of its own (once per task and
+  process, :class:`ReferenceCache`); each candidate output must equal the reference's
+  exactly, or within EvalPlus's tolerance (``np.allclose(rtol=1e-7, atol)`` when ``atol``
+  is set or the expected output is made of floats, then ``atol`` 1e-6 for the rest of
+  that input set), with EvalPlus's special oracles; outputs too large to send whole are
+  compared exactly through their canonical digests;
+- stdio: both outputs stripped and split into lines, each line stripped; lines must be
+  equal, or else parse as the same sequence of decimal numbers (LiveCodeBench's rule).
+
+Nothing the run wrote is trusted: a line that cannot be read, is out of place or
+does not match fails the sample; a run that says ``pass`` itself (a forged result with
+a stolen nonce) fails too; only this comparison can give ``pass``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from prefjudge.records import FuncResult, Task
+from prefjudge.sandbox.adapters import evalplus_dataset, interpret
+from prefjudge.sandbox.child import _pj_plain as plain
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.process import RunOutcome
+
+MIN_TIME_LIMIT_S = 1.0
+TIME_LIMIT_FACTOR = 4.0
+DETAIL_MAX = 2000
+INPUT_SETS = ("base", "plus")
+
+
+class SpoiledOutputs(ValueError):
+    """A line of the outputs file is not what the harness writes."""
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_lines(text: str | None) -> list[Any]:
+    """The JSON lines of an outputs file; a line that is not JSON becomes None."""
+    lines: list[Any] = []
+    for raw in (text or "").splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except (ValueError, RecursionError):
+            lines.append(None)
+    return lines
+
+
+# --- LiveCodeBench: stdin/stdout -----------------------------------------------------------
+
+
+def _stripped_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _decimals(line: str) -> list[Decimal] | None:
+    try:
+        return [Decimal(token) for token in line.split()]
+    except InvalidOperation:
+        return None
+
+
+def outputs_equal(got: str, expected: str) -> bool:
+    """Whether two program outputs match, line by line (LiveCodeBench's rule)."""
+    got_lines, expected_lines = _stripped_lines(got), _stripped_lines(expected)
+    if len(got_lines) != len(expected_lines):
+        return False
+    for a, b in zip(got_lines, expected_lines, strict=True):
+        if a == b:
+            continue
+        da, db = _decimals(a), _decimals(b)
+        if da is None or db is None or da != db:
+            return False
+    return True
+
+
+def _stdio_mismatch(task: Task, lines: list[Any]) -> tuple[int, str | None]:
+    """How many cases matched in order, and the failing detail at the first that did not."""
+    for index, line in enumerate(lines[: len(task.stdio_cases)]):
+        case = task.stdio_cases[index]
+        if not (isinstance(line, dict) and line.get("i") == index
+                and isinstance(line.get("stdout"), str)):
+            if isinstance(line, dict) and ("raised" in line or "timeout" in line):
+                return index, None
+            return index, f"case #{index}: the run's output record could not be read"
+        got = line["stdout"]
+        if not outputs_equal(got, case.output):
+            return index, (
+                f"case #{index}: wrong answer\ninput: {case.input[:300]!r}\n"
+                f"expected: {case.output[:300]!r}\ngot: {got[:300]!r}"
+            )
+    return min(len(lines), len(task.stdio_cases)), None
+
+
+# --- EvalPlus: HumanEval+ / MBPP+ --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceOutputs:
+    """What the reference solution returned on every input of a task.
+
+    Attributes:
+        lines: One record per input, base inputs first (``d``, ``n``, ``t``, maybe ``v``,
+            ``cpu`` seconds, ``fl``: whether the raw output was made of floats).
+    """
+
+    lines: tuple[dict[str, Any], ...]
+
+    def time_limits(self, task: Task) -> dict[str, list[float]]:
+        """Per input set, each input's CPU-time limit for a candidate (EvalPlus's rule)."""
+        limits: dict[str, list[float]] = {name: [] for name in INPUT_SETS}
+        for line in self.lines:
+            limits[line["set"]].append(
+                max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * float(line["cpu"])))
+        return limits
+
+
+def input_positions(task: Task) -> list[tuple[str, int, Any]]:
+    """``(set, index, input)`` for every input, base inputs first, as the runner goes."""
+    return [
+        (name, index, inp)
+        for name, inputs in (("base", task.base_inputs or []), ("plus", task.plus_inputs or []))
+        for index, inp in enumerate(inputs)
+    ]
+
+
+def _output_line(line: Any, name: str, index: int) -> dict[str, Any]:
+    if not (isinstance(line, dict) and line.get("set") == name and line.get("i") == index):
+        raise SpoiledOutputs(f"{name} input #{index}: the run's output record is out of place")
+    if "raised" in line or "timeout" in line:
+        return line
+    if not (isinstance(line.get("t"), str)
+            and (isinstance(line.get("d"), str) or isinstance(line.get("v"), list))):
+        raise SpoiledOutputs(f"{name} input #{index}: the run's output record is incomplete")
+    return line
+
+
+def _value(line: dict[str, Any]) -> Any:
+    if "v" not in line:
+        raise KeyError("v")
+    return plain.decode(line["v"])
+
+
+def _digest(line: dict[str, Any]) -> str:
+    """The digest of a line's value, recomputed here whenever the value came whole."""
+    if "v" in line:
+        try:
+            return plain.digest(_value(line))[0]
+        except plain.NotPlainData:  # a NaN: equal to nothing
+            return "nan:" + hashlib.sha256(json.dumps(line["v"]).encode()).hexdigest()
+    return str(line["d"])
+
+
+def _poly(xs: list, x: float) -> float:
+    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
+
+
+def _surface_area(base_edge: float, height: float) -> int:
+    slant_height = math.sqrt((base_edge / 2) ** 2 + height**2)
+    return round(base_edge**2 + 4 * (base_edge * slant_height) / 2)
+
+
+def _digit_distance_nums(num1: int, num2: int) -> int:
+    a, b = str(num1), str(num2)
+    width = max(len(a), len(b))
+    return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width), strict=True))
+
+
+MBPP_OUTPUT_NOT_NONE = {"check_str", "text_match_three", "text_starta_endb"}
+MBPP_OUTPUT_SET_EQ = {
+    "similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
+    "larg_nnum", "intersection_array", "find_dissimilar", "Diff",
+}
+
+
+def _special_match(
+    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, exact: Any, atol: float
+) -> Any:
+    if dataset != "mbpp":
+        return exact
+    if entry_point == "are_equivalent":
+        return True
+    if entry_point == "sum_div":
+        return exact or out == 0
+    if entry_point == "surface_Area":
+        return exact or abs(out - _surface_area(*inp)) <= atol
+    if entry_point == "digit_distance_nums":
+        return exact or out == _digit_distance_nums(*inp)
+    if entry_point in MBPP_OUTPUT_SET_EQ:
+        return set(out) == set(exp)
+    if entry_point in MBPP_OUTPUT_NOT_NONE:
+        return out == exp if isinstance(out, bool) else exp == (out is not None)
+    return exact
+
+
+def is_floats(value: Any) -> bool:
+    """Whether ``value`` is a float, or a non-empty list/tuple of floats."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(item, float) for item in value)
+    return False
+
+
+def check_output(
+    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, atol: float,
+    out_type: str, exp_type: str, exp_floats: bool,
+) -> float:
+    """Assert ``out`` matches ``exp`` as EvalPlus does; return the atol to carry on with.
+
+    Args:
+        dataset: ``humaneval`` or ``mbpp`` (which special oracles apply).
+        entry_point: The function's name (which special oracle).
+        inp: The input (some oracles recompute from it).
+        out: The candidate's output, as plain data.
+        exp: The reference's output, as plain data.
+        atol: The absolute tolerance so far.
+        out_type: The candidate's original output type (``module.qualname``).
+        exp_type: The reference's original output type.
+        exp_floats: Whether the reference's original output was made of floats.
+    """
+    if dataset == "humaneval" and entry_point == "find_zero":
+        assert abs(_poly(*inp, out)) <= atol, "find_zero: not a root within atol"
+        return atol
+    exact = _special_match(dataset, entry_point, inp, out, exp, out == exp, atol)
+    if atol == 0 and exp_floats:
+        atol = 1e-6
+    if not exact and atol != 0:
+        import numpy as np
+
+        assert out_type == exp_type, "output type differs"
+        if isinstance(exp, (list, tuple)):
+            assert len(out) == len(exp), "output length differs"
+        assert np.allclose(out, exp, rtol=1e-07, atol=atol), "outputs differ beyond atol"
+    else:
+        assert exact, "outputs differ"
+    return atol
+
+
+def _compare_one(
+    task: Task, where: tuple[str, int, Any], got: dict[str, Any], want: dict[str, Any],
+    atol: float,
+) -> tuple[float, str | None]:
+    """Compare one output; return the atol to carry on with, and a detail if it differs."""
+    name, index, inp = where
+    dataset, entry_point = evalplus_dataset(task), str(task.entry_point)
+    shown = f"{name} input #{index}; input: {_short(inp)}"
+    if "v" in got and "v" in want:
+        out, exp = _value(got), _value(want)
+        try:
+            atol = check_output(dataset, entry_point, inp, out, exp, atol,
+                                got["t"], want["t"], bool(want.get("fl")))
+        except (AssertionError, TypeError, ValueError, ArithmeticError) as exc:
+            return atol, (f"{shown}: failed ({exc}); expected: {_short(exp)}; "
+                          f"got: {_short(out)}")
+        return atol, None
+    if _digest(got) == _digest(want):
+        return atol, None
+    size = f"{max(int(got.get('n') or 0), int(want.get('n') or 0)):,} bytes"
+    if want.get("fl") or atol:
+        return atol, (f"{shown}: outputs differ, and are too large ({size}) to compare within "
+                      "a tolerance")
+    return atol, f"{shown}: outputs differ ({size}, compared by digest)"
+
+
+def _evalplus_mismatch(
+    task: Task, reference: ReferenceOutputs, lines: list[Any]
+) -> tuple[int, str | None]:
+    """How many outputs matched in order, and the failing detail at the first that did not."""
+    atol_by_set = {name: float(task.atol or 0) for name in INPUT_SETS}
+    positions = input_positions(task)
+    for count, (line, want, where) in enumerate(
+            zip(lines, reference.lines, positions, strict=False)):
+        name, index, _ = where
+        try:
+            got = _output_line(line, name, index)
+            if "raised" in got or "timeout" in got:
+                return count, None  # the run's own record says what happened there
+            atol_by_set[name], detail = _compare_one(task, where, got, want, atol_by_set[name])
+        except (SpoiledOutputs, ValueError, KeyError, TypeError, RecursionError) as exc:
+            return count, f"{name} input #{index}: the run's output could not be read ({exc})"
+        if detail is not None:
+            return count, detail
+    return min(len(lines), len(positions)), None
+
+
+def _bounded(detail: str) -> str:
+    return detail if len(detail) <= DETAIL_MAX else detail[: DETAIL_MAX - 3] + "..."
+
+
+def judge_outside(
+    task: Task, outcome: RunOutcome, limits: SandboxLimits,
+    reference: ReferenceOutputs | None = None,
+) -> FuncResult:
+    """The verdict on a run whose outputs are compared here (EvalPlus, or stdio).
+
+    ``reference`` is given for EvalPlus tasks. The first output that does not match
+    decides (as if the run had stopped there, as the benchmarks' own harnesses do); else
+    the run must have reported that every input ran, and every output must have come back
+    and matched, for a ``pass``.
+    """
+    if outcome.setup_error or outcome.output_exceeded:
+        return interpret(outcome, limits)
+    if outcome.outputs_over_cap:
+        return FuncResult(status="fail", detail="the run's outputs exceeded what prefjudge "
+                          "reads back (32 MiB)")
+    lines = read_lines(outcome.outputs)
+    if reference is not None:
+        total = len(reference.lines)
+        matched, detail = _evalplus_mismatch(task, reference, lines)
+        unit = "inputs matched the reference"
+    else:
+        total = len(task.stdio_cases)
+        matched, detail = _stdio_mismatch(task, lines)
+        unit = "cases passed"
+    if detail is not None:
+        return FuncResult(status="fail", detail=_bounded(detail))
+    status = (outcome.result or {}).get("status")
+    if status == "ran":
+        if matched == total and len(lines) == total and not outcome.timed_out:
+            return FuncResult(status="pass", detail=f"{total} {unit}")
+        if not outcome.timed_out:
+            return FuncResult(status="fail", detail=(
+                f"the run said every input ran, but {matched} of {total} outputs came back"))
+    if status == "pass":
+        return FuncResult(status="fail", detail=(
+            "the run reported a pass itself (only prefjudge's comparison can): its result "
+            "was forged"))
+    return interpret(outcome, limits)
+
+
+# --- reference outputs, once per task ------------------------------------------------------
+
+
+def reference_key(task: Task) -> str:
+    """What identifies a task's reference outputs (code, inputs, oracle, MBPP number)."""
+    parts = [task.task_id, task.entry_point, evalplus_dataset(task), task.canonical_solution,
+             task.base_inputs or [], task.plus_inputs or []]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def reference_from(task: Task, outcome: RunOutcome, limits: SandboxLimits
+                   ) -> ReferenceOutputs | FuncResult:
+    """The reference outputs from its run, or the ``error`` that says why there are none."""
+    status = (outcome.result or {}).get("status")
+    if status != "ran":
+        result = interpret(outcome, limits) if status != "pass" else None
+        why = result.detail if result is not None else "it reported no outputs"
+        if result is not None and result.status == "error":
+            return FuncResult(status="error", detail=_bounded(why))
+        return FuncResult(status="error", detail=_bounded(
+            f"the reference solution did not run on every input: {why}"))
+    lines = read_lines(outcome.outputs)
+    positions = input_positions(task)
+    if len(lines) != len(positions):
+        return FuncResult(status="error", detail=(
+            f"the reference solution gave {len(lines)} outputs for {len(positions)} inputs"))
+    try:
+        checked = tuple(_output_line(line, name, index)
+                        for line, (name, index, _) in zip(lines, positions, strict=True))
+        for line in checked:
+            float(line["cpu"])
+    except (SpoiledOutputs, KeyError, TypeError, ValueError) as exc:
+        return FuncResult(status="error", detail=f"the reference solution's outputs: {exc}")
+    return ReferenceOutputs(checked)
+
+
+class ReferenceCache:
+    """Reference outputs by :func:`reference_key`.
+
+    Computed once per task even when several workers ask at the same time; an error is
+    not kept (the next sample asks again).
+    """
+
+    def __init__(self) -> None:
+        """An empty cache."""
+        self._lock = threading.Lock()
+        self._keys: dict[str, threading.Lock] = {}
+        self._done: dict[str, ReferenceOutputs | FuncResult] = {}
+
+    def get(self, task: Task, compute: Callable[[], ReferenceOutputs | FuncResult]
+            ) -> ReferenceOutputs | FuncResult:
+        """The task's reference outputs, from ``compute`` the first time."""
+        key = reference_key(task)
+        with self._lock:
+            key_lock = self._keys.setdefault(key, threading.Lock())
+        with key_lock:
+            if key in self._done:
+                return self._done[key]
+            found = compute()
+            if isinstance(found, ReferenceOutputs):  # an error may pass: asked again next time
+                self._done[key] = found
+            return found
+
+    def clear(self) -> None:
+        """Forget every task's outputs."""
+        with self._lock:
+            self._done.clear()
+            self._keys.clear()
+
+
+REFERENCES = ReferenceCache()
