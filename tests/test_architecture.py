@@ -8,7 +8,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "prefjudge"
 # higher layers may import lower ones, never the other way round
 LAYERS = {
-    "cli": 3,
+    "__main__": 5, "cli": 4,
+    "experiment": 3, "view": 3,
     "testbed": 2, "judge": 2, "persona": 2, "ranking": 2,
     "scoring": 1,
     "backends": 0, "sandbox": 0, "plots": 0,

@@ -13,14 +13,14 @@ from prefjudge.backends import Backend, BackendError, Sampling, create_backend
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, report_usage, stdout
-from prefjudge.cli.options import backend_options
+from prefjudge.cli.options import backend_options, source_failure, source_options
 from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.streams import JOURNAL
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
-from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.sources import SourceError, open_task_source
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.testbed.augment import dumps_summary, select_llm, select_rule, summarize
 
@@ -51,7 +51,7 @@ def _print_summary(summary: dict, console: Console) -> None:
 
 
 @main.command("augment")
-@click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("tasks_path", metavar="TASKS")
 @click.option("-o", "--output", "output", required=True, type=JOURNAL,
               help="Augmented task JSONL (appended; rerunning resumes).")
 @click.option("--k", "k", type=click.IntRange(1, 30), default=5, show_default=True,
@@ -61,6 +61,7 @@ def _print_summary(summary: dict, console: Console) -> None:
               help="Who chooses: deterministic rules, or the configured model "
               "[default: llm when a model is configured, else rule].")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@source_options("TASKS")
 @force_new_option
 @backend_options(
     stage="augment",
@@ -74,12 +75,16 @@ def augment(
     k: int,
     selector: str | None,
     limit: int | None,
+    split: str | None,
+    subset: str | None,
     force_new: bool,
     backend_config: BackendConfig,
 ) -> None:
     """Choose k relevant, non-conflicting instructions with parameters for each task.
 
-    TASKS is a BigCodeBench, HumanEval(+), MBPP+, LiveCodeBench or prefjudge task file.
+    TASKS is a BigCodeBench, HumanEval(+), MBPP+, LiveCodeBench or prefjudge task file, a
+    dataset folder, or a hub dataset: bigcodebench, humaneval, humanevalplus, mbppplus,
+    livecodebench (or OWNER/NAME; hub:OWNER/NAME for any other), with --split and --subset.
     --seed is the permutation seed (default 0; with --selector llm also the sampling seed).
     Writes AugmentedTask JSONL (resumes by task_id) and OUTPUT's .summary.json; prints the
     category distribution and the invalid-parameter rate.
@@ -90,11 +95,12 @@ def augment(
         configured = backend_config.model is not None or backend_config.kind == "embedded"
         selector = "llm" if configured else "rule"
     try:
-        tasks: list[Task] = list(load_tasks(tasks_path).values())
+        loaded, origin = open_task_source(tasks_path, split=split, subset=subset, limit=limit)
+    except SourceError as exc:
+        raise source_failure(exc, "TASKS") from exc
     except InputError as exc:
         raise click.ClickException(str(exc)) from exc
-    if limit is not None:
-        tasks = tasks[:limit]
+    tasks: list[Task] = list(loaded.values())
     out = Path(output)
     taxonomy = load_taxonomy()
     backend = None
@@ -107,12 +113,15 @@ def augment(
         "k": k, "seed": seed, "selector": selector,
         "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
     }
+    if origin.identity:  # a hub dataset or folder: no input file to hash
+        settings["tasks_source"] = dict(origin.identity)
     if backend is not None:
         sampling = backend_config.sampling(**SAMPLING)
         settings.update(model_settings(backend, sampling))
         settings["prompt"] = content_digest(data_dir("rubrics") / "prompts" / "augment_selector.md")
     journal = Journal(out, AugmentedTask, lambda record: record.task_id, stage="augment",
-                      inputs={"tasks": tasks_path}, settings=settings, force_new=force_new)
+                      inputs={"tasks": list(origin.paths)}, settings=settings,
+                      force_new=force_new)
     try:
         with open_journal(journal, console):
             todo = [task for task in tasks if task.task_id not in journal.done]
@@ -130,7 +139,8 @@ def augment(
         if backend is not None:
             backend.close()
     summary = summarize(records, taxonomy)
-    summary.update({"k": k, "seed": seed, "selector": selector, "tasks_file": tasks_path})
+    shown_tasks = origin.label if origin.identity else tasks_path
+    summary.update({"k": k, "seed": seed, "selector": selector, "tasks_file": shown_tasks})
     summary_path(out, ".json").write_text(dumps_summary(summary) + "\n", encoding="utf-8")
     _print_summary(summary, stdout)
     console.print(f"wrote {out} and {summary_path(out, '.json')}")

@@ -22,7 +22,9 @@ COMMAND_MODULES: dict[str, str] = {
     "persona": "persona_cmd",
     "rank": "rank_cmd",
     "report": "report_cmd",
+    "run": "run_cmd",
     "score": "score_cmd",
+    "view": "view_cmd",
 }
 
 

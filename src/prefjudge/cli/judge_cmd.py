@@ -23,12 +23,12 @@ from prefjudge.cli.judging import (
     METHOD_CHOICE,
     judge_options,
     judge_to_file,
-    load_pair_inputs,
     make_settings,
     open_guidance,
     outcome_table,
     pairs_format_option,
     print_errors,
+    read_pair_inputs,
     run_judging,
 )
 from prefjudge.cli.options import (
@@ -36,6 +36,7 @@ from prefjudge.cli.options import (
     bootstrap_option,
     ci_seed_option,
     renamed_option,
+    source_options,
 )
 from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
@@ -221,13 +222,7 @@ def pair(
 
 
 @main.command("judge")
-@click.argument(
-    "inputs",
-    metavar="PAIRS [GENERATIONS_B]",
-    nargs=-1,
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-)
+@click.argument("inputs", metavar="PAIRS [GENERATIONS_B]", nargs=-1, required=True)
 @click.option(
     "-o",
     "--output",
@@ -240,9 +235,11 @@ def pair(
 @click.option(
     "--tasks",
     "tasks_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Task file giving the instructions when judging two generation files.",
+    metavar="FILE|DATASET",
+    help="Tasks giving the instructions when judging two generation files: a task file, a "
+    "dataset folder or a hub dataset (e.g. bigcodebench).",
 )
+@source_options("PAIRS or --tasks")
 @click.option(
     "--scored-a",
     type=click.Path(exists=True, dir_okay=False),
@@ -276,6 +273,8 @@ def judge(
     method: str,
     fmt: str,
     tasks_path: str | None,
+    split: str | None,
+    subset: str | None,
     scored_a: str | None,
     scored_b: str | None,
     limit: int | None,
@@ -292,14 +291,17 @@ def judge(
     """Judge many pairs.
 
     PAIRS is a pair file (prefjudge pairs, CodePrefBench, Copilot Arena CSV or BigCodeReward
-    JSONL). With two arguments, they are generation files of two models joined on task_id,
-    and on protocol, k and sample when both carry them (instructions from --tasks or a
-    `prompt` field).
+    JSONL), a dataset folder, or a hub dataset: codeprefbench, bigcodereward (or
+    OWNER/NAME; hub:OWNER/NAME for any other), with --split and --subset. With two
+    arguments, they are generation files of two models joined on task_id, and on protocol,
+    k and sample when both carry them (instructions from --tasks or a `prompt` field).
     """
     if len(inputs) > 2:
         raise click.UsageError("give one pair file, or two generation files")
     console = Console(stderr=True)
-    pairs = load_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console)
+    read = read_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console, split=split,
+                            subset=subset)
+    pairs = read.pairs
     if bool(scored_a) != bool(scored_b):
         raise click.UsageError("--scored-a and --scored-b go together")
     if scored_a and scored_b:
@@ -323,12 +325,12 @@ def judge(
             console,
             stage="judge",
             inputs={
-                "pairs": list(inputs),
-                "tasks": tasks_path,
+                "pairs": read.files.get("pairs", []),
+                "tasks": read.files.get("tasks", []),
                 "scored_a": scored_a,
                 "scored_b": scored_b,
             },
-            extra={"format": fmt},
+            extra={"format": fmt, **read.sources},
             force_new=force_new,
             chunk_size=chunk_size,
             retry_errors=retry_errors,
@@ -373,9 +375,7 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
 
 
 @main.command("judge-eval")
-@click.argument(
-    "pairs_path", metavar="LABELLED_PAIRS", type=click.Path(exists=True, dir_okay=False)
-)
+@click.argument("pairs_path", metavar="LABELLED_PAIRS")
 @click.option(
     "--method",
     "methods",
@@ -391,6 +391,7 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
     help="Folder for per-method verdicts (resumable), summary JSON/CSV and plot.  [required]",
 )
 @pairs_format_option
+@source_options("LABELLED_PAIRS")
 @click.option(
     "--held-out",
     is_flag=True,
@@ -414,6 +415,8 @@ def judge_eval(
     methods: tuple[str, ...],
     output: Path | None,
     fmt: str,
+    split: str | None,
+    subset: str | None,
     held_out: bool,
     limit: int | None,
     bootstrap: int,
@@ -428,18 +431,18 @@ def judge_eval(
 ) -> None:
     """Measure judges against human labels, side by side per method.
 
-    Reports accuracy and macro-F1 with bootstrap CIs, position consistency, tie rate,
-    confusion matrix and cost; verdicts are journaled per method, so a rerun resumes.
+    LABELLED_PAIRS is a pair file, a dataset folder, or a hub dataset (codeprefbench,
+    bigcodereward; hub:OWNER/NAME for another), with --split and --subset. Reports
+    accuracy and macro-F1 with bootstrap CIs, position consistency, tie rate, confusion
+    matrix and cost; verdicts are journaled per method, so a rerun resumes.
     --seed is the judge's sampling seed; --ci-seed only reseeds the intervals.
     """
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
     console = Console(stderr=True)
-    pairs = [
-        p
-        for p in load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
-        if p.label is not None
-    ]
+    read = read_pair_inputs((pairs_path,), None, fmt, skip_invalid, console, split=split,
+                            subset=subset)
+    pairs = [p for p in read.pairs if p.label is not None]
     if not pairs:
         raise click.ClickException(f"{pairs_path}: no pair has a human label")
     guidance = open_guidance(guidance_dir)
@@ -473,8 +476,8 @@ def judge_eval(
                 backend,
                 console,
                 stage="judge-eval",
-                inputs={"pairs": pairs_path},
-                extra={"format": fmt},
+                inputs={"pairs": read.files.get("pairs", [])},
+                extra={"format": fmt, **read.sources},
                 force_new=force_new,
                 chunk_size=chunk_size,
                 retry_errors=retry_errors,

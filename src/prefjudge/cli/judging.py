@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,17 @@ from rich.table import Table
 from prefjudge.backends import Backend, BackendError, Result
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli.display import progress_bars, report_usage
-from prefjudge.cli.options import renamed_option
+from prefjudge.cli.options import renamed_option, source_failure
 from prefjudge.cli.runs import open_journal
 from prefjudge.io import InputError
 from prefjudge.journal import Journal
 from prefjudge.judge import METHODS, JudgeSettings
 from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
-from prefjudge.judge.pairs import load_pairs, pairs_from_generations
+from prefjudge.judge.pairs import open_preference_source, pairs_from_generations
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.judge.run import judge_plan, plan_judging, verdict_journal
 from prefjudge.records import Pair, Verdict
-from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.sources import SourceError, open_task_source
 
 METHOD_CHOICE = click.Choice(sorted(METHODS))
 JUDGE_SAMPLING = {"max_tokens": 2048, "seed": 0}
@@ -261,37 +262,107 @@ def print_errors(console: Console, verdicts: Sequence[Verdict], limit: int = 5) 
         console.print(f"... and {len(errors) - limit} more errors (see the verdict file)")
 
 
-def load_pair_inputs(
-    paths: tuple[str, ...], tasks_path: str | None, fmt: str, skip_invalid: bool, console: Console
-) -> list[Pair]:
+@dataclass
+class PairInputs:
+    """The pairs a judging command works on, and what its journal binds them to.
+
+    Attributes:
+        pairs: The pairs.
+        files: Local input files by role (``pairs``, ``tasks``), hashed by the journal.
+        sources: Identities of hub datasets and dataset folders by role (``pairs_source``,
+            ``tasks_source``), bound as settings; empty when every input is a file.
+    """
+
+    pairs: list[Pair]
+    files: dict[str, list[Path]] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def read_pair_inputs(
+    paths: tuple[str, ...],
+    tasks_path: str | None,
+    fmt: str,
+    skip_invalid: bool,
+    console: Console,
+    *,
+    split: str | None = None,
+    subset: str | None = None,
+) -> PairInputs:
     """Load the pairs a judging command works on, printing notes and skipped rows.
 
     Args:
-        paths: One pair file, or two generation files (joined on task id, and on
-            protocol, k and sample when both files carry them).
-        tasks_path: A task file giving the instructions for two generation files.
+        paths: One pair source (a file, a dataset folder or a hub dataset, see
+            :func:`prefjudge.judge.pairs.load_preference_source`), or two generation files
+            (joined on task id, and on protocol, k and sample when both files carry them).
+        tasks_path: A task source (file, folder or hub dataset) giving the instructions for
+            two generation files.
         fmt: Format of a pair file (``auto`` to detect it).
         skip_invalid: Skip unusable rows (listed) instead of stopping.
         console: Where notes go.
+        split: Split of a hub dataset or folder among the sources.
+        subset: Subset of a hub dataset among the sources.
 
     Returns:
-        The pairs.
+        The pairs, with the files and source identities their journal binds.
     """
     try:
         if len(paths) == 2:
+            for index, path in enumerate(paths):
+                if not Path(path).is_file():
+                    hint = "GENERATIONS_B" if index else "PAIRS"
+                    raise click.BadParameter(
+                        f"{path}: no such file (two arguments are generation files)",
+                        param_hint=hint,
+                    )
+            inputs = PairInputs([], {"pairs": [Path(p) for p in paths]})
             tasks = None
             if tasks_path:
-                tasks = {t.task_id: t.prompt for t in load_tasks(tasks_path).values()}
-            pairs, notes = pairs_from_generations(paths[0], paths[1], tasks=tasks)
+                try:
+                    loaded, where = open_task_source(tasks_path, split=split, subset=subset)
+                except SourceError as exc:
+                    raise source_failure(exc, "--tasks") from exc
+                tasks = {t.task_id: t.prompt for t in loaded.values()}
+                inputs.files["tasks"] = list(where.paths)
+                if where.identity:
+                    inputs.sources["tasks_source"] = dict(where.identity)
+            inputs.pairs, notes = pairs_from_generations(paths[0], paths[1], tasks=tasks)
             for note in notes:
                 console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-            return pairs
-        pairs, issues = load_pairs(paths[0], fmt=fmt, skip_invalid=skip_invalid)  # type: ignore[arg-type]
+            return inputs
+        try:
+            pairs, issues, origin = open_preference_source(
+                paths[0], fmt=fmt, split=split, subset=subset, skip_invalid=skip_invalid  # type: ignore[arg-type]
+            )
+        except SourceError as exc:
+            raise source_failure(exc, "PAIRS") from exc
     except InputError as exc:
         raise click.ClickException(str(exc)) from exc
     for issue in issues:
         console.print(f"[yellow]skipped:[/yellow] {escape(str(issue))}", soft_wrap=True)
-    return pairs
+    inputs = PairInputs(pairs, {"pairs": list(origin.paths)})
+    if origin.identity:
+        inputs.sources["pairs_source"] = dict(origin.identity)
+    return inputs
+
+
+def load_pair_inputs(
+    paths: tuple[str, ...],
+    tasks_path: str | None,
+    fmt: str,
+    skip_invalid: bool,
+    console: Console,
+    *,
+    split: str | None = None,
+    subset: str | None = None,
+) -> list[Pair]:
+    """Load the pairs a judging command works on (see :func:`read_pair_inputs`).
+
+    Returns:
+        The pairs.
+    """
+    return read_pair_inputs(
+        paths, tasks_path, fmt, skip_invalid, console, split=split, subset=subset
+    ).pairs
 
 
 FORMAT_CHOICE = click.Choice(

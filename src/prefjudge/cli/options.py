@@ -8,6 +8,8 @@ The vocabulary (README, "Command-line vocabulary"):
 * ``--request-timeout`` is the HTTP deadline; ``--test-timeout`` is ``score``'s sandbox wall time.
 * ``--format table|json`` chooses what a command prints; ``--json FILE`` writes a
   machine-readable file.
+* an input that may be a hub dataset takes ``--split`` and ``--subset``
+  (:func:`source_options`); ``--limit N`` keeps its first N records.
 
 :func:`renamed_option` keeps an old flag name working for one release: it is hidden from
 ``--help``, prints a warning naming the new flag on stderr and forwards the value.
@@ -151,6 +153,64 @@ def format_option(func: F) -> F:
 def old_json_switch(func: F) -> F:
     """Keep the old ``--json`` switch as ``--format json``."""
     return renamed_option("--json", "--format json", "output_format", flag_value="json")(func)
+
+
+# --------------------------------------------------------------------------- data sources
+
+
+def source_options(what: str) -> Callable[[F], F]:
+    """Add ``--split`` and ``--subset`` for inputs that may name a hub dataset.
+
+    The command receives ``split`` and ``subset`` (None when not given) and passes them to
+    :func:`prefjudge.scoring.sources.load_task_source` or
+    :func:`prefjudge.judge.pairs.load_preference_source`.
+
+    Args:
+        what: The input(s) they apply to, as ``--help`` names them (e.g. ``TASKS``).
+
+    Returns:
+        A decorator for a click command.
+    """
+    split = click.option(
+        "--split",
+        "split",
+        metavar="NAME",
+        help=f"Split of the hub dataset or dataset folder given as {what} (BigCodeBench's "
+        "splits are versions, e.g. v0.1.4) [default: the dataset's own]. Not used for files.",
+    )
+    subset = click.option(
+        "--subset",
+        "subset",
+        metavar="NAME",
+        help=f"Subset of the hub dataset given as {what}: LiveCodeBench's version tag "
+        "(release_v5), CodePrefBench's file (human-preference, correctness, efficiency, "
+        "security), or a dataset's configuration [default: the dataset's own].",
+    )
+
+    def decorate(func: F) -> F:
+        return split(subset(func))
+
+    return decorate
+
+
+def source_failure(exc: Exception, param_hint: str) -> click.ClickException:
+    """The click error for a source that cannot be used (see ``prefjudge.scoring.sources``).
+
+    An unknown name, split or subset is a usage error naming the parameter (exit 2); a hub
+    that cannot be used (library missing, unreachable and not cached) is a failure (exit 1).
+
+    Args:
+        exc: A ``SourceError``.
+        param_hint: The parameter it came from, e.g. ``TASKS`` or ``--tasks``.
+
+    Returns:
+        The exception to raise.
+    """
+    from prefjudge.scoring.sources import UnknownSourceError
+
+    if isinstance(exc, UnknownSourceError):
+        return click.BadParameter(str(exc), param_hint=param_hint)
+    return click.ClickException(str(exc))
 
 
 # --------------------------------------------------------------------------- backend flags

@@ -21,6 +21,8 @@ from prefjudge.cli.options import (
     ci_seed_option,
     old_ci_seed_option,
     renamed_option,
+    source_failure,
+    source_options,
 )
 from prefjudge.cli.runs import force_new_option, open_journal
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, shown
@@ -33,7 +35,7 @@ from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from prefjudge.scoring.rows import sample_row
 from prefjudge.scoring.score import prepare_job, score_batches
-from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.sources import SourceError, open_task_source
 from prefjudge.scoring.verify import ruff_version
 from prefjudge.scoring.verify.process import VerifyProcess
 from prefjudge.stats import DEFAULT_RESAMPLES
@@ -45,26 +47,42 @@ console = Console(stderr=True)
 
 
 def _load_all_tasks(
-    task_files: tuple[str, ...], generations: Path
-) -> tuple[dict[str, Task], str, list[Path]]:
-    """Load ``--tasks`` files, or the ``tasks.jsonl`` beside the generations file."""
-    paths = [Path(p) for p in task_files]
+    task_files: tuple[str, ...], generations: Path, split: str | None, subset: str | None
+) -> tuple[dict[str, Task], str, list[Path], list[dict]]:
+    """Load ``--tasks`` sources, or the ``tasks.jsonl`` beside the generations file.
+
+    Returns the tasks, where they came from (printed), the local files to bind as inputs,
+    and the identities of the hub datasets and folders among the sources (bound as a
+    setting: they have no file to hash).
+    """
+    sources: list[str] = list(task_files)
     origin = "--tasks"
-    if not paths:
+    if not sources:
         if is_stdin(generations):
-            return {}, "none (GENERATIONS is stdin: name the tasks with --tasks)", []
+            return {}, "none (GENERATIONS is stdin: name the tasks with --tasks)", [], []
         sibling = generations.parent / "tasks.jsonl"
         if not sibling.exists():
-            return {}, "none", []
-        paths, origin = [sibling], "tasks.jsonl beside the generations file"
+            return {}, "none", [], []
+        sources, origin = [str(sibling)], "tasks.jsonl beside the generations file"
     tasks: dict[str, Task] = {}
-    for path in paths:
-        for task_id, task in load_tasks(path).items():
+    paths: list[Path] = []
+    identities: list[dict] = []
+    labels: list[str] = []
+    for source in sources:
+        try:
+            loaded, where = open_task_source(source, split=split, subset=subset)
+        except SourceError as exc:
+            raise source_failure(exc, "--tasks") from exc
+        paths.extend(where.paths)
+        if where.identity:
+            identities.append(dict(where.identity))
+        labels.append(where.label)
+        for task_id, task in loaded.items():
             if task_id in tasks:
                 raise click.UsageError(f"task {task_id!r} appears in more than one --tasks file")
             tasks[task_id] = task
-    names = ", ".join(str(p) for p in paths)
-    return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths
+    names = ", ".join(labels)
+    return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths, identities
 
 
 @main.command("score")
@@ -72,10 +90,13 @@ def _load_all_tasks(
 @click.option("-o", "--output", type=JOURNAL,
               default=Path("scores.jsonl"), show_default=True,
               help="Scored records (JSONL), written as they finish; rerunning resumes.")
-@click.option("--tasks", "task_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--tasks", "task_files", multiple=True, metavar="FILE|DATASET",
               help="Tasks with tests: BigCodeBench, HumanEval, HumanEval+, MBPP+ files as "
-                   "distributed (.jsonl/.jsonl.gz) or prefjudge task JSONL. Repeatable. "
+                   "distributed (.jsonl/.jsonl.gz) or prefjudge task JSONL, a dataset folder, "
+                   "or a hub dataset (bigcodebench, humaneval, humanevalplus, mbppplus, "
+                   "livecodebench; hub:OWNER/NAME for another). Repeatable. "
                    "[default: tasks.jsonl beside GENERATIONS, if present]")
+@source_options("--tasks")
 @click.option("--skip-invalid", is_flag=True,
               help="Score the valid lines and list the invalid ones instead of stopping.")
 @click.option("--no-tests", is_flag=True, help="Only verify instructions; skip unit tests.")
@@ -115,6 +136,8 @@ def score_command(
     generations: Path,
     output: Path,
     task_files: tuple[str, ...],
+    split: str | None,
+    subset: str | None,
     skip_invalid: bool,
     no_tests: bool,
     profile: str,
@@ -137,7 +160,8 @@ def score_command(
     locked while a run writes it and bound to its inputs and settings (OUTPUT.journal.json).
     """
     try:
-        tasks, tasks_origin, task_paths = _load_all_tasks(task_files, generations)
+        tasks, tasks_origin, task_paths, task_sources = _load_all_tasks(
+            task_files, generations, split, subset)
         verifier = _early_verifier(generations, not no_tests and bool(tasks),
                                    workers or os.cpu_count(), profile)
         with warnings.catch_warnings(record=True) as caught:
@@ -153,7 +177,7 @@ def score_command(
     for warning in caught:
         if issubclass(warning.category, SampleFormatWarning):
             console.print(f"[yellow]warning: {escape(str(warning.message))}[/]")
-    console.print(f"[bold]tasks:[/] {tasks_origin}")
+    console.print(f"[bold]tasks:[/] {escape(tasks_origin)}")
     console.print(f"[bold]profile:[/] {profile} — {escape(get_profile(profile).summary)}")
     for warning in model_name_warnings({gen.model for _, gen in job.generations}):
         console.print(f"[yellow]warning: {shown(generations)}: {escape(warning)}[/]")
@@ -183,7 +207,8 @@ def score_command(
         settings={"tests": not no_tests and bool(tasks), "timeout_s": test_timeout,
                   "memory_mb": memory_mb, "ruff_version": ruff_version(),
                   "sandbox": isolation_mode, "harness": harness_digest(), "profile": profile,
-                  "model": model_name},
+                  "model": model_name,
+                  **({"tasks_sources": task_sources} if task_sources else {})},
         force_new=force_new,
     )
     with open_journal(journal, console):

@@ -1,7 +1,8 @@
 """Pairs for the judge: loading preference datasets, joining generations, attaching evidence.
 
-Three jobs, one module each: :mod:`~prefjudge.judge.pairs.formats` (dataset loaders and
-format detection), :mod:`~prefjudge.judge.pairs.join` (two generation files into pairs) and
+Three jobs, one module each: :mod:`~prefjudge.judge.pairs.formats` (dataset loaders,
+format detection, and sources by name: files, dataset folders, the hub),
+:mod:`~prefjudge.judge.pairs.join` (two generation files into pairs) and
 :mod:`~prefjudge.judge.pairs.evidence` (score outputs into evidence lines on pairs). Every
 public name is re-exported here, so ``from prefjudge.judge.pairs import load_pairs`` works.
 """
@@ -20,12 +21,19 @@ from prefjudge.judge.pairs.formats import (
     FIM_TEMPLATE,
     PAIR_FORMATS,
     PairFormat,
+    bigcodereward_pairs,
+    codeprefbench_pairs,
     detect_format,
+    format_from_keys,
     load_bigcodereward,
     load_codeprefbench,
     load_copilot_arena,
     load_pairs,
+    load_preference_source,
     load_prefjudge_pairs,
+    open_preference_source,
+    pairs_from_rows,
+    prefjudge_pairs,
 )
 from prefjudge.judge.pairs.join import pairs_from_generations
 
@@ -38,12 +46,19 @@ __all__ = [
     "PAIR_FORMATS",
     "PairFormat",
     "attach_evidence",
+    "bigcodereward_pairs",
+    "codeprefbench_pairs",
     "detect_format",
     "evidence_from_scored",
+    "format_from_keys",
     "load_bigcodereward",
     "load_codeprefbench",
     "load_copilot_arena",
     "load_pairs",
+    "load_preference_source",
     "load_prefjudge_pairs",
+    "open_preference_source",
     "pairs_from_generations",
+    "pairs_from_rows",
+    "prefjudge_pairs",
 ]

@@ -8,6 +8,10 @@ Supported inputs (``load_pairs`` detects the format from the file's content):
   (Parquet too, when pandas with pyarrow is installed).
 - ``prefjudge``: JSONL of ``Pair`` records themselves.
 
+:func:`load_preference_source` also takes a dataset folder or a hub dataset by name
+(``codeprefbench``, ``bigcodereward``, ``hub:OWNER/NAME``; see
+:mod:`prefjudge.scoring.sources`), whose rows go through the same converters.
+
 A row that cannot be used is never dropped silently: it becomes an :class:`InputIssue`
 naming file, line and field. Loaders raise :class:`InputError` with every issue, or, with
 ``skip_invalid=True``, return the issues beside the usable pairs.
@@ -31,13 +35,20 @@ from prefjudge.io import (
     iter_objects,
     open_csv,
     peek_text,
-    read_records,
     stream_issue,
     utf8_problem,
     validation_issues,
 )
 from prefjudge.judge.pairs.evidence import EVIDENCE_CHARS, shorten
 from prefjudge.records import Pair, Side
+from prefjudge.scoring.sources import (
+    HubDataset,
+    Origin,
+    UnknownSourceError,
+    hub_files,
+    resolve_source,
+    source_rows,
+)
 
 PairFormat = Literal["codeprefbench", "copilot_arena", "bigcodereward", "prefjudge"]
 PAIR_FORMATS: tuple[PairFormat, ...] = (
@@ -175,19 +186,34 @@ def detect_format(path: str | os.PathLike[str]) -> PairFormat:
         if isinstance(data, InputIssue):  # the next readable line tells the format
             unreadable.append(data)
             continue
-        keys = set(data)
-        if {"response_a", "response_b"} <= keys:
-            return "prefjudge"
-        if {"choices", "gt_choice"} <= keys:
-            return "codeprefbench"
-        if "human_vote" in keys or "chat_session_id" in keys:
-            return "bigcodereward"
-        shown = ", ".join(sorted(keys)[:12])
-        message = f"cannot tell the pair format from the keys ({shown}); pass fmt= to force one"
-        raise InputError([InputIssue(spath, number, "", message)])
+        fmt = format_from_keys(data)
+        if fmt is not None:
+            return fmt
+        raise InputError([InputIssue(spath, number, "", _unknown_keys(data))])
     if unreadable:
         raise InputError(unreadable)
     raise InputError([InputIssue(spath, 0, "", "the file has no records")])
+
+
+def format_from_keys(record: Mapping[str, Any]) -> PairFormat | None:
+    """The pair format a JSON record (a JSONL line or a dataset row) is in, by its keys.
+
+    ``response_a`` and ``response_b``: prefjudge pairs; ``choices`` and ``gt_choice``:
+    CodePrefBench; ``human_vote`` or ``chat_session_id``: BigCodeReward; else None.
+    """
+    keys = set(record)
+    if {"response_a", "response_b"} <= keys:
+        return "prefjudge"
+    if {"choices", "gt_choice"} <= keys:
+        return "codeprefbench"
+    if "human_vote" in keys or "chat_session_id" in keys:
+        return "bigcodereward"
+    return None
+
+
+def _unknown_keys(record: Mapping[str, Any]) -> str:
+    shown = ", ".join(sorted(record)[:12])
+    return f"cannot tell the pair format from the keys ({shown}); pass fmt= to force one"
 
 
 def _finish(
@@ -258,12 +284,28 @@ def load_codeprefbench(
     Raises:
         InputError: On any unusable row unless ``skip_invalid``.
     """
-    spath = str(path)
     source = f"codeprefbench:{Path(path).name}"
+    pairs, issues = codeprefbench_pairs(iter_objects(path), str(path), source)
+    return _finish(pairs, issues, skip_invalid)
+
+
+def codeprefbench_pairs(
+    rows: Iterable[tuple[int, dict[str, Any] | InputIssue]], spath: str, source: str
+) -> tuple[list[Pair], list[InputIssue]]:
+    """CodePrefBench rows (from a file or a dataset) into pairs (see :func:`load_codeprefbench`).
+
+    Args:
+        rows: ``(line or row number, record or issue)`` pairs.
+        spath: Where the rows are from, for issues (a path or ``hub:NAME[SPLIT]``).
+        source: The pairs' ``source`` field.
+
+    Returns:
+        ``(pairs, issues)``.
+    """
     unique = _UniqueIds()
     pairs: list[Pair] = []
     issues: list[InputIssue] = []
-    for number, data in iter_objects(path):
+    for number, data in rows:
         if isinstance(data, InputIssue):
             issues.append(data)
             continue
@@ -332,7 +374,7 @@ def load_codeprefbench(
             issues.extend(made)
         else:
             pairs.append(made)
-    return _finish(pairs, issues, skip_invalid)
+    return pairs, issues
 
 
 def _agreement_votes(sides: list[str], label: Side) -> list[Side]:
@@ -529,6 +571,23 @@ def load_bigcodereward(
         parquet = probe.read(4) == b"PAR1"
     rows: Iterable[tuple[int, dict[str, Any] | InputIssue]]
     rows = _parquet_rows(path) if parquet else iter_objects(path)
+    pairs, issues = bigcodereward_pairs(rows, spath, source)
+    return _finish(pairs, issues, skip_invalid)
+
+
+def bigcodereward_pairs(
+    rows: Iterable[tuple[int, dict[str, Any] | InputIssue]], spath: str, source: str
+) -> tuple[list[Pair], list[InputIssue]]:
+    """BigCodeReward rows (from a file or a dataset) into pairs (see :func:`load_bigcodereward`).
+
+    Args:
+        rows: ``(line or row number, record or issue)`` pairs.
+        spath: Where the rows are from, for issues (a path or ``hub:NAME[SPLIT]``).
+        source: The pairs' ``source`` field.
+
+    Returns:
+        ``(pairs, issues)``.
+    """
     unique = _UniqueIds()
     pairs: list[Pair] = []
     issues: list[InputIssue] = []
@@ -541,7 +600,7 @@ def load_bigcodereward(
             issues.extend(made)
         else:
             pairs.append(made)
-    return _finish(pairs, issues, skip_invalid)
+    return pairs, issues
 
 
 def _parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -698,16 +757,198 @@ def load_prefjudge_pairs(
     Raises:
         InputError: On any invalid line unless ``skip_invalid``.
     """
-    records, issues = read_records(path, Pair, collect=True)
+    pairs, issues = prefjudge_pairs(iter_objects(path), str(path))
+    return _finish(pairs, issues, skip_invalid)
+
+
+def prefjudge_pairs(
+    rows: Iterable[tuple[int, dict[str, Any] | InputIssue]], spath: str
+) -> tuple[list[Pair], list[InputIssue]]:
+    """:class:`Pair` records (from a file or a dataset), validated, ``pair_id`` unique.
+
+    Args:
+        rows: ``(line or row number, record or issue)`` pairs.
+        spath: Where the rows are from, for issues.
+
+    Returns:
+        ``(pairs, issues)``.
+    """
     pairs: list[Pair] = []
+    issues: list[InputIssue] = []
     first_line: dict[str, int] = {}
-    for number, pair in records:
+    for number, data in rows:
+        if isinstance(data, InputIssue):
+            issues.append(data)
+            continue
+        made = _make_pair(spath, number, data)
+        if isinstance(made, list):
+            issues.extend(made)
+            continue
+        pair = made
         if pair.pair_id in first_line:
             message = (
                 f"duplicate pair_id {pair.pair_id!r} (first on line {first_line[pair.pair_id]})"
             )
-            issues.append(InputIssue(str(path), number, "pair_id", message))
+            issues.append(InputIssue(spath, number, "pair_id", message))
             continue
         first_line[pair.pair_id] = number
         pairs.append(pair)
+    return pairs, issues
+
+
+# ---------------------------------------------------------------------------------------
+# Rows from a dataset, and sources by name (hub datasets, dataset folders)
+# ---------------------------------------------------------------------------------------
+
+
+def pairs_from_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | InputIssue]],
+    where: str,
+    *,
+    fmt: PairFormat | Literal["auto"] = "auto",
+    skip_invalid: bool = False,
+) -> tuple[list[Pair], list[InputIssue]]:
+    """Convert dataset rows into pairs with the converters files use.
+
+    Args:
+        rows: ``(row number, row or issue)`` pairs.
+        where: The rows' origin, for issues and the pairs' ``source`` (``FORMAT:WHERE``,
+            without a ``hub:`` prefix).
+        fmt: ``auto`` (told from the first row's keys), ``codeprefbench``,
+            ``bigcodereward`` or ``prefjudge``; Copilot Arena is read from its CSV only.
+        skip_invalid: Return unusable rows as issues instead of raising.
+
+    Returns:
+        ``(pairs, issues)``.
+
+    Raises:
+        InputError: On unusable rows (unless ``skip_invalid``), on rows whose format cannot
+            be told, on ``copilot_arena``, or when there are no rows.
+    """
+    rows = list(rows)
+    if fmt == "auto":
+        first = next(((n, r) for n, r in rows if not isinstance(r, InputIssue)), None)
+        if first is None:
+            found = [r for _, r in rows if isinstance(r, InputIssue)]
+            raise InputError(found or [InputIssue(where, 0, "", "the dataset has no rows")])
+        detected = format_from_keys(first[1])
+        if detected is None:
+            raise InputError([InputIssue(where, first[0], "", _unknown_keys(first[1]))])
+        fmt = detected
+    name = where.removeprefix("hub:")
+    if fmt == "codeprefbench":
+        pairs, issues = codeprefbench_pairs(rows, where, f"codeprefbench:{name}")
+    elif fmt == "bigcodereward":
+        pairs, issues = bigcodereward_pairs(rows, where, f"bigcodereward:{name}")
+    elif fmt == "prefjudge":
+        pairs, issues = prefjudge_pairs(rows, where)
+    else:
+        message = f"{fmt!r} pairs are read from their CSV file only; download it and pass its path"
+        raise InputError([InputIssue(where, 0, "", message)])
     return _finish(pairs, issues, skip_invalid)
+
+
+def open_preference_source(
+    source: str | os.PathLike[str],
+    *,
+    fmt: PairFormat | Literal["auto"] = "auto",
+    split: str | None = None,
+    subset: str | None = None,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    **hub_kwargs: Any,
+) -> tuple[list[Pair], list[InputIssue], Origin]:
+    """Load preference pairs from a file, a dataset folder or the hub, saying from where.
+
+    Args:
+        source: See :func:`load_preference_source`.
+        fmt: See :func:`load_preference_source`.
+        split: See :func:`load_preference_source`.
+        subset: See :func:`load_preference_source`.
+        limit: See :func:`load_preference_source`.
+        skip_invalid: See :func:`load_preference_source`.
+        **hub_kwargs: See :func:`load_preference_source`.
+
+    Returns:
+        ``(pairs, issues, origin)``; the origin's files are the journal inputs and its
+        identity what else a journal binds (see :class:`~prefjudge.scoring.sources.Origin`).
+
+    Raises:
+        SourceError: See :func:`load_preference_source`.
+        InputError: See :func:`load_preference_source`.
+    """
+    if limit is not None and limit < 1:
+        raise UnknownSourceError(f"limit must be at least 1, got {limit}")
+    target = resolve_source(source, "pairs")
+    if isinstance(target, Path) and target.is_file():
+        pairs, issues = load_pairs(target, fmt=fmt, skip_invalid=skip_invalid)
+        origin = Origin(str(target), (target,))
+    elif isinstance(target, HubDataset) and target.by_files:
+        if split not in (None, target.split):
+            raise UnknownSourceError(f"{target.repo}: has only the split {target.split!r}")
+        paths, origin = hub_files(target, subset, **hub_kwargs)
+        if fmt == "auto" and target.pair_format in PAIR_FORMATS:
+            fmt = target.pair_format  # type: ignore[assignment]
+        pairs, issues = [], []
+        for path in paths:
+            found, problems = load_pairs(path, fmt=fmt, skip_invalid=skip_invalid)
+            pairs += found
+            issues += problems
+    else:
+        rows = source_rows(target, split=split, subset=subset, limit=limit, **hub_kwargs)
+        if fmt == "auto" and isinstance(target, HubDataset) and target.pair_format in PAIR_FORMATS:
+            fmt = target.pair_format  # type: ignore[assignment]
+        pairs, issues = pairs_from_rows(
+            rows.rows, rows.origin.label, fmt=fmt, skip_invalid=skip_invalid
+        )
+        origin = rows.origin
+    if limit is not None:
+        pairs = pairs[:limit]
+    return pairs, issues, origin
+
+
+def load_preference_source(
+    source: str | os.PathLike[str],
+    *,
+    fmt: PairFormat | Literal["auto"] = "auto",
+    split: str | None = None,
+    subset: str | None = None,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    **hub_kwargs: Any,
+) -> tuple[list[Pair], list[InputIssue]]:
+    """Load preference pairs from a local file or folder, or a hub dataset by name.
+
+    Names and defaults are those of :mod:`prefjudge.scoring.sources`:
+    ``codeprefbench`` (``amazon/CodePrefBench``, subset ``human-preference``,
+    ``correctness``, ``efficiency`` or ``security``; its files are read with
+    :func:`load_codeprefbench`, so pairs equal those of the same file on disk),
+    ``bigcodereward`` (``bigcode/bigcodereward``, split ``train``), and
+    ``hub:OWNER/NAME`` for any hub dataset with rows in a pair format.
+
+    Args:
+        source: A pair file (any format :func:`load_pairs` reads), a dataset folder,
+            ``hub:OWNER/NAME``, or a known hub id or alias. An existing path always wins.
+        fmt: The pair format, or ``auto`` (the dataset's own, else told from the content).
+        split: The split of a hub dataset or folder [default: the dataset's]; not used for
+            a file.
+        subset: The subset (CodePrefBench's file) or configuration of a hub dataset.
+        limit: Keep only the first N pairs.
+        skip_invalid: Return unusable rows as issues instead of raising.
+        **hub_kwargs: Passed to ``datasets.load_dataset`` (e.g. ``revision``).
+
+    Returns:
+        ``(pairs, issues)``, as :func:`load_pairs`.
+
+    Raises:
+        UnknownSourceError: An unknown name (the message lists the known ones), split or
+            subset.
+        HubSourceError: ``datasets`` is not installed, or the hub cannot be reached and the
+            dataset is not cached (the message says how to run offline), or it failed to load.
+        InputError: Unusable rows (unless ``skip_invalid``), with file or dataset and row.
+    """
+    pairs, issues, _ = open_preference_source(
+        source, fmt=fmt, split=split, subset=subset, limit=limit, skip_invalid=skip_invalid,
+        **hub_kwargs,
+    )
+    return pairs, issues

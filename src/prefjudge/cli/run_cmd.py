@@ -1,0 +1,46 @@
+"""``prefjudge run``: one experiment file, from models to leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from prefjudge.cli import main
+from prefjudge.experiment.config import load_experiment
+from prefjudge.experiment.runner import run_experiment
+from prefjudge.io import InputError
+
+
+@main.command("run")
+@click.argument("experiment_file", metavar="EXPERIMENT", type=click.Path(dir_okay=False))
+@click.option("--dry-run", is_flag=True,
+              help="Print the stages with the model requests each makes; run nothing.")
+def run_command(experiment_file: str, dry_run: bool) -> None:
+    """Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.
+
+    Each stage is the command of the same name, writing into results/<experiment>/ with its
+    own journal: a rerun resumes where the last one stopped and, once everything is
+    finished, makes no model call; a changed model gets new files and its pairs are judged
+    again, the rest is kept. Ends with the merged leaderboard (leaderboard.csv/.json/.png)
+    and manifest.json (versions, hashes, settings, model calls per stage).
+    """
+    console = Console(stderr=False)
+    try:
+        experiment, base = load_experiment(experiment_file)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    run_experiment(experiment, base, Path(experiment_file).resolve(), console, invoke_stage,
+                   dry_run=dry_run)
+
+
+def invoke_stage(args: list[str]) -> None:
+    """Run ``prefjudge ARGS`` in this process; a failing stage stops the experiment."""
+    try:
+        main.main(args=args, prog_name="prefjudge", standalone_mode=False)
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            raise click.ClickException(f"`prefjudge {args[0]}` stopped (exit status "
+                                       f"{exc.code}); run the experiment again to resume"
+                                       ) from None

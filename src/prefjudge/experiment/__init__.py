@@ -1,0 +1,10 @@
+"""One experiment from models to leaderboard: ``prefjudge run EXPERIMENT.toml``.
+
+- :mod:`~prefjudge.experiment.config`: the experiment file, checked (file, line, key);
+- :mod:`~prefjudge.experiment.plan`: its stages (augment → generate → score → judge →
+  rank → correlate → report → leaderboard), each an ordinary command into one results
+  folder, with the model requests each makes;
+- :mod:`~prefjudge.experiment.runner`: runs them in order, resumably, and writes the
+  manifest;
+- :mod:`~prefjudge.experiment.leaderboard`: the merged leaderboard.
+"""

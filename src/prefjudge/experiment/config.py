@@ -1,0 +1,226 @@
+"""The experiment file (``prefjudge run EXPERIMENT.toml``): what to run, as pydantic records.
+
+A minimal file::
+
+    [experiment]
+    name = "smoke"
+
+    [benchmark]
+    source = "tasks.jsonl"          # a file (relative to this file) or a hub dataset name
+    limit = 8
+
+    [[models]]
+    name = "greedy"
+    backend = "embedded"
+
+    [[models]]
+    name = "hot"
+    backend = "embedded"
+    temperature = 1.0
+
+    [judge]
+    method = "monolithic"
+    backend = "embedded"
+
+Every table and key is checked: an unknown or mistyped key is an error that names the
+file, the line (when it can be found) and the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from prefjudge.backends.config import tomllib
+from prefjudge.io import InputError, InputIssue
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExperimentInfo(_Strict):
+    """``[experiment]``: the name (the results folder) and where results go."""
+
+    name: str
+    results: str = "results"
+    seed: int = 0
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("use letters, digits, '.', '_' and '-' only")
+        return value
+
+
+class BenchmarkSpec(_Strict):
+    """``[benchmark]``: a task file or hub dataset, and which slice of it."""
+
+    source: str
+    split: str | None = None
+    subset: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+
+
+class AugmentSpec(_Strict):
+    """``[augment]``: instructions per task (``k``), who chooses them, the seed."""
+
+    k: int = Field(default=3, ge=1, le=30)
+    selector: Literal["rule"] = "rule"
+    seed: int = 0
+
+
+class GenerateSpec(_Strict):
+    """``[generate]``: protocols, the k values, samples and the reply length."""
+
+    protocols: list[Literal["single", "multi"]] = ["single"]
+    ks: str = "0..3"
+    samples: int = Field(default=1, ge=1)
+    max_tokens: int = Field(default=512, ge=1)
+
+
+class BackendSpec(_Strict):
+    """Who answers: the backend, model name, endpoint and the key's variable."""
+
+    backend: Literal["openai", "vllm", "embedded"] = "openai"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class ModelSpec(BackendSpec):
+    """One ``[[models]]`` entry: who answers and how it samples."""
+
+    name: str
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("use letters, digits, '.', '_' and '-' only")
+        return value
+
+    def slug(self) -> str:
+        """``name-hash``: the file stem of everything made from this model's outputs.
+
+        The hash covers every setting but the display name's own spelling, so that a
+        changed model gets new files and the others keep theirs.
+        """
+        settings = self.model_dump(mode="json", exclude={"name"})
+        digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+        return f"{self.name}-{digest[:8]}"
+
+
+class JudgeSpec(BackendSpec):
+    """``[judge]``: the method, the judge model, guidance, and which pairs."""
+
+    method: Literal["criteralign", "monolithic", "pointwise"] = "criteralign"
+    max_tokens: int | None = Field(default=None, ge=1)
+    guidance: str | None = None
+    pairs: int | Literal["all"] = "all"
+
+    @field_validator("pairs")
+    @classmethod
+    def _positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("a budget of pairs per model pair must be at least 1")
+        return value
+
+
+class RankSpec(_Strict):
+    """``[rank]``: the Bradley–Terry options and the IF/Func composite weight."""
+
+    ties: Literal["half", "drop", "davidson"] = "half"
+    alpha: float = Field(default=0.0, ge=0.0)
+    bootstrap: int = Field(default=1000, ge=10)
+    composite_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class CorrelateSpec(_Strict):
+    """``[correlate]``: an Elo file (e.g. LMArena's) to correlate the composite with."""
+
+    elo: str
+    elo_model_col: str | None = None
+    elo_col: str | None = None
+
+
+class ReportSpec(_Strict):
+    """``[report]``: the report's bootstrap resamples."""
+
+    bootstrap: int = Field(default=1000, ge=0)
+
+
+class Experiment(_Strict):
+    """A whole experiment file."""
+
+    experiment: ExperimentInfo
+    benchmark: BenchmarkSpec
+    augment: AugmentSpec = AugmentSpec()
+    generate: GenerateSpec = GenerateSpec()
+    models: list[ModelSpec] = Field(min_length=1)
+    judge: JudgeSpec | None = None
+    rank: RankSpec = RankSpec()
+    correlate: CorrelateSpec | None = None
+    report: ReportSpec = ReportSpec()
+
+    @field_validator("models")
+    @classmethod
+    def _distinct(cls, models: list[ModelSpec]) -> list[ModelSpec]:
+        names = [model.name for model in models]
+        doubles = sorted({name for name in names if names.count(name) > 1})
+        if doubles:
+            raise ValueError(f"model names must differ: {', '.join(doubles)}")
+        return models
+
+
+def _line_of(text: str, location: tuple[str | int, ...]) -> int:
+    """The line of ``location``'s last key in the TOML text (0 when not found)."""
+    keys = [part for part in location if isinstance(part, str)]
+    if not keys:
+        return 0
+    pattern = re.compile(rf"^\s*(\[+\s*)?{re.escape(keys[-1])}\s*(=|\]|\.)", re.MULTILINE)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else 0
+
+
+def load_experiment(path: str | Path) -> tuple[Experiment, Path]:
+    """Read and check an experiment file.
+
+    Returns:
+        The experiment and the folder that relative paths in it are relative to.
+
+    Raises:
+        InputError: The file is not TOML, or a key is unknown, missing or mistyped (each
+            problem with the file, line and key).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError([InputIssue(str(path), 0, "", f"cannot read: {exc}")]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", 0) or 0
+        raise InputError([InputIssue(str(path), line, "", f"not valid TOML: {exc}")]) from None
+    try:
+        experiment = Experiment.model_validate(data)
+    except ValidationError as exc:
+        issues = []
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"])
+            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+            issues.append(InputIssue(str(path), _line_of(text, error["loc"]), where, message))
+        raise InputError(issues) from None
+    return experiment, path.resolve().parent

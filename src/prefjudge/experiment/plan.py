@@ -1,0 +1,198 @@
+"""From an experiment to its stages: which command runs, on what, into which file.
+
+Each stage is one ordinary ``prefjudge`` command (the same journals, resume and locks as
+when it is run by hand) writing into the results folder::
+
+    results/<experiment>/
+      manifest.json              versions, hashes and settings of every stage
+      augmented.jsonl            augment
+      generations/<model>.jsonl  generate, one file per model
+      scores/<model>.jsonl       score (+ .summary.json), one file per model
+      scores.jsonl               every model's scores, merged (report, correlate)
+      judgments/<a>__<b>.jsonl   judge, one file per model pair
+      battles.jsonl              every verdict, merged (rank)
+      ratings.csv/.json/.png     rank
+      correlation.csv/.json      correlate (when an Elo file is given)
+      report.html                report
+      leaderboard.csv/.json/.png the merged leaderboard
+      view.html                  every sample and verdict, filterable (prefjudge view)
+      cache.sqlite               the experiment's response cache
+
+``<model>`` is the model's name and a hash of its settings, so changing one model makes
+new files for it (and for its pairs) and leaves the others to be resumed as they are.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefjudge.experiment.config import BackendSpec, Experiment
+
+CALLS_PER_PAIR = {"monolithic": 2, "pointwise": 3}
+CRITERALIGN_MIN_CALLS = 5  # criteria, two judgings, two syntheses; refinement adds more
+
+
+@dataclass
+class Stage:
+    """One step of an experiment.
+
+    Attributes:
+        kind: ``augment``, ``generate``, ``score``, ``merge-scores``, ``judge``,
+            ``merge-battles``, ``rank``, ``correlate``, ``report``, ``leaderboard``,
+            ``view``.
+        label: What the progress display calls it.
+        output: The file it writes.
+        args: The ``prefjudge`` command line it runs (empty for steps done in-process).
+        requests: Model requests a fresh run of it makes (None: not known in advance).
+        at_least: ``requests`` is a lower bound (the judge's refinement depends on ties).
+        inputs: Files it reads (merge steps).
+    """
+
+    kind: str
+    label: str
+    output: Path
+    args: list[str] = field(default_factory=list)
+    requests: int | None = 0
+    at_least: bool = False
+    inputs: list[Path] = field(default_factory=list)
+
+
+def parse_ks(text: str) -> list[int]:
+    """``"0..3"``, ``"2"`` or ``"0,2,3"`` as a sorted list of k values."""
+    from prefjudge.testbed.protocols import parse_k
+
+    return parse_k(text)
+
+
+def generation_requests(experiment: Experiment, n_tasks: int) -> int:
+    """Requests ``generate`` sends per model (identical requests in a round go once)."""
+    ks = parse_ks(experiment.generate.ks)
+    protocols = set(experiment.generate.protocols)
+    per_task = 0
+    if "single" in protocols:
+        per_task += len(ks)
+    if "multi" in protocols:
+        per_task += max(ks) + 1
+        if "single" in protocols and 0 in ks:
+            per_task -= 1  # single-turn and multi-turn k = 0 are the same request
+    return n_tasks * per_task * experiment.generate.samples
+
+
+def generations_per_model(experiment: Experiment, n_tasks: int) -> int:
+    """Generation records per model: tasks x protocols x k values x samples."""
+    ks = parse_ks(experiment.generate.ks)
+    return n_tasks * len(experiment.generate.protocols) * len(ks) * experiment.generate.samples
+
+
+def _backend_args(spec: BackendSpec, max_tokens: int | None, cache: Path) -> list[str]:
+    args = ["--backend", spec.backend]
+    for option, value in (("--model", spec.model), ("--base-url", spec.base_url),
+                          ("--api-key-env", spec.api_key_env)):
+        if value:
+            args += [option, value]
+    if max_tokens is not None:
+        args += ["--max-tokens", str(max_tokens)]
+    return [*args, "--cache", str(cache)]
+
+
+def resolve(base: Path, value: str) -> str:
+    """A path in the experiment file, relative to it; a hub name as it is."""
+    candidate = (base / value).expanduser()
+    return str(candidate) if candidate.exists() or "/" not in value.strip("./") else value
+
+
+def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, list[Stage]]:
+    """Every stage of ``experiment``, in order, and its results folder.
+
+    Args:
+        experiment: The checked experiment file.
+        base: The folder relative paths of the file are relative to.
+        n_tasks: Tasks of the benchmark slice (for request counts).
+    """
+    root = (base / experiment.experiment.results / experiment.experiment.name).resolve()
+    cache = root / "cache.sqlite"
+    bench = experiment.benchmark
+    augmented = root / "augmented.jsonl"
+    augment_args = ["augment", resolve(base, bench.source), "-o", str(augmented),
+                    "--selector", experiment.augment.selector, "--k", str(experiment.augment.k),
+                    "--seed", str(experiment.augment.seed)]
+    for option, value in (("--limit", bench.limit), ("--split", bench.split),
+                          ("--subset", bench.subset)):
+        if value:
+            augment_args += [option, str(value)]
+    stages = [Stage("augment", "augment", augmented, augment_args)]
+    gen_files: dict[str, Path] = {}
+    score_files: list[Path] = []
+    protocols = experiment.generate.protocols
+    protocol = protocols[0] if len(protocols) == 1 else "both"
+    for model in experiment.models:
+        slug = model.slug()
+        gens = root / "generations" / f"{slug}.jsonl"
+        gen_files[model.name] = gens
+        args = ["generate", str(augmented), "-o", str(gens), "--protocol", protocol,
+                "--k", experiment.generate.ks, "--samples", str(experiment.generate.samples),
+                "--name", model.name, "--temperature", str(model.temperature),
+                *_backend_args(model, model.max_tokens or experiment.generate.max_tokens, cache)]
+        if model.seed is not None:
+            args += ["--seed", str(model.seed)]
+        stages.append(Stage("generate", f"generate {model.name}", gens, args,
+                            requests=generation_requests(experiment, n_tasks)))
+    for model in experiment.models:
+        scores = root / "scores" / f"{model.slug()}.jsonl"
+        score_files.append(scores)
+        stages.append(Stage("score", f"score {model.name}", scores,
+                            ["score", str(gen_files[model.name]), "--tasks", str(augmented),
+                             "-o", str(scores), "--ci-seed", str(experiment.experiment.seed)]))
+    merged_scores = root / "scores.jsonl"
+    stages.append(Stage("merge-scores", "merge scores", merged_scores, inputs=score_files))
+    judge = experiment.judge
+    judgment_files: list[Path] = []
+    if judge is not None and len(experiment.models) > 1:
+        per_pair = generations_per_model(experiment, n_tasks)
+        if judge.pairs != "all":
+            per_pair = min(per_pair, int(judge.pairs))
+        calls = CALLS_PER_PAIR.get(judge.method, CRITERALIGN_MIN_CALLS)
+        for a, b in itertools.combinations(experiment.models, 2):
+            out = root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
+            judgment_files.append(out)
+            args = ["judge", str(gen_files[a.name]), str(gen_files[b.name]),
+                    "--tasks", str(augmented), "-o", str(out), "--method", judge.method,
+                    *_backend_args(judge, judge.max_tokens, cache)]
+            if judge.pairs != "all":
+                args += ["--limit", str(judge.pairs)]
+            if judge.guidance:
+                args += ["--guidance", resolve(base, judge.guidance)]
+            stages.append(Stage("judge", f"judge {a.name} vs {b.name}", out, args,
+                                requests=per_pair * calls,
+                                at_least=judge.method == "criteralign"))
+        battles = root / "battles.jsonl"
+        stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
+        rank = experiment.rank
+        stages.append(Stage("rank", "rank", root / "ratings.csv",
+                            ["rank", str(battles), "-o", str(root / "ratings.csv"),
+                             "--json", str(root / "ratings.json"),
+                             "--plot", str(root / "ratings.png"), "--ties", rank.ties,
+                             "--alpha", str(rank.alpha), "--bootstrap", str(rank.bootstrap),
+                             "--ci-seed", str(experiment.experiment.seed)]))
+    if experiment.correlate is not None:
+        spec = experiment.correlate
+        args = ["correlate", str(merged_scores), "--elo", resolve(base, spec.elo),
+                "-o", str(root / "correlation.csv"), "--json", str(root / "correlation.json")]
+        if spec.elo_model_col:
+            args += ["--elo-model-col", spec.elo_model_col]
+        if spec.elo_col:
+            args += ["--elo-col", spec.elo_col]
+        stages.append(Stage("correlate", "correlate", root / "correlation.csv", args))
+    stages.append(Stage("report", "report", root / "report.html",
+                        ["report", str(merged_scores), "-o", str(root / "report.html"),
+                         "--bootstrap", str(experiment.report.bootstrap),
+                         "--ci-seed", str(experiment.experiment.seed),
+                         "--title", f"prefjudge — {experiment.experiment.name}"]))
+    stages.append(Stage("leaderboard", "leaderboard", root / "leaderboard.csv",
+                        inputs=[*score_files, *judgment_files]))
+    stages.append(Stage("view", "view", root / "view.html",
+                        ["view", str(root), "-o", str(root / "view.html"),
+                         "--title", f"prefjudge — {experiment.experiment.name}"]))
+    return root, stages

@@ -1,0 +1,647 @@
+"""Find and read a results folder into plain dicts for the viewer page.
+
+:func:`load_results` looks at a folder (its files and those one level down) or at one file,
+tells each file's record kind from the fields of its records (never from its name), reads
+scored samples, judge verdicts, the pairs they judged and the tasks that give prompts, and
+keeps every line it cannot use as a located problem instead of stopping. The records are
+kept as they were read (plain dicts), so the page shows the fields a record has and marks
+the ones it lacks as absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from prefjudge.io import (
+    READ_ERRORS,
+    InputError,
+    InputIssue,
+    iter_objects,
+    open_csv,
+    parse_json,
+    read_text,
+    validation_issues,
+)
+from prefjudge.journal import BINDING_SUFFIX, LOCK_SUFFIX, binding_path
+from prefjudge.records import Generation, Pair, ScoredSample, Task, Verdict
+from prefjudge.scoring.tasks import load_tasks
+from prefjudge.scoring.taxonomy import load_taxonomy
+
+LEADERBOARD = "leaderboard.csv"
+"""The leaderboard file read from the top of a results folder (any columns)."""
+
+MAX_LEADERBOARD_ROWS = 5000
+"""Rows of the leaderboard kept (the rest are counted)."""
+
+MAX_JSON_BYTES = 64 << 20
+"""Largest single ``.json`` file read as records (bigger ones are skipped, with the reason)."""
+
+MAX_PROBLEMS_KEPT = 200
+"""Problem lines kept with their message (all are counted)."""
+
+_SNIFF = 50  # records looked at to tell a file's kind
+
+KIND_NAMES = {
+    "scored": "scored samples",
+    "verdict": "judge verdicts",
+    "pair": "pairs",
+    "task": "tasks",
+    "generation": "generations (not scored)",
+    "battle": "battles",
+    "persona": "persona comparisons",
+}
+"""What each record kind is called in messages."""
+
+_MODELS: dict[str, type[BaseModel]] = {
+    "scored": ScoredSample,
+    "verdict": Verdict,
+    "pair": Pair,
+    "task": Task,
+    "generation": Generation,
+}
+
+
+@dataclass
+class SourceFile:
+    """One file looked at, and what came of it.
+
+    Attributes:
+        path: The file as shown (relative to the results folder when inside it).
+        kind: Record kind (a key of :data:`KIND_NAMES`), ``leaderboard``, or ``skipped``.
+        records: Records read from it.
+        problems: Lines that could not be used.
+        note: Why it was skipped, or what it was used for.
+    """
+
+    path: str
+    kind: str
+    records: int = 0
+    problems: int = 0
+    note: str = ""
+
+
+@dataclass
+class Results:
+    """What a results folder holds, ready for the page.
+
+    Attributes:
+        source: The folder or file given, as shown.
+        samples: One entry per scored sample: ``uid``, ``file``, ``line``, the derived
+            ``status`` (functional test status, ``no tests`` when none), ``checks``
+            (``pass``, ``fail``, ``error`` or ``none``: the worst instruction check),
+            ``categories`` (of its instructions) and ``record`` (the record as read).
+        pairs: One entry per verdict: ``uid``, ``file``, ``line``, ``verdict`` (``A``,
+            ``B``, ``tie``, ``error`` or ``absent``), ``record`` (the verdict as read),
+            ``pair`` (the judged pair as read, or None) and ``pair_source`` (where the pair
+            was found, or why it was not).
+        leaderboard: ``{"file", "columns", "rows", "cut"}`` from ``leaderboard.csv``, or None.
+        prompts: Task prompts by task id (for the tasks the samples and pairs name).
+        prompt_sources: Where the task prompts came from.
+        categories: Instruction id → category (``unknown`` for ids outside the taxonomy).
+        files: Every file looked at.
+        problems: Problems kept (at most :data:`MAX_PROBLEMS_KEPT`).
+        problem_count: Every problem counted.
+        notes: Other things worth saying (e.g. pairs found for no verdict).
+    """
+
+    source: str
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    leaderboard: dict[str, Any] | None = None
+    prompts: dict[str, str] = field(default_factory=dict)
+    prompt_sources: list[str] = field(default_factory=list)
+    categories: dict[str, str] = field(default_factory=dict)
+    files: list[SourceFile] = field(default_factory=list)
+    problems: list[InputIssue] = field(default_factory=list)
+    problem_count: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add_problem(self, issue: InputIssue) -> None:
+        """Count a problem, keeping its message while fewer than the limit are kept."""
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(issue)
+
+    def found(self) -> dict[str, bool]:
+        """Whether each part the page shows was found: leaderboard, samples, verdicts."""
+        return {
+            LEADERBOARD: self.leaderboard is not None,
+            KIND_NAMES["scored"]: bool(self.samples),
+            KIND_NAMES["verdict"]: bool(self.pairs),
+        }
+
+
+def record_kind(record: dict[str, Any]) -> str | None:
+    """Tell what a record is from its fields.
+
+    Args:
+        record: One JSON object as read.
+
+    Returns:
+        ``scored``, ``verdict``, ``pair``, ``generation``, ``task``, ``battle``,
+        ``persona``, or None when the fields say nothing known.
+    """
+    keys = record.keys()
+    if "pair_id" in keys and "response_a" in keys and "response_b" in keys:
+        return "pair"
+    if "pair_id" in keys and "method" in keys and "model_a" in keys:
+        return "verdict"
+    if {"condition", "dimensions", "model_a"} <= keys:
+        return "persona"
+    if {"task_id", "model", "response"} <= keys:
+        scored = {"instruction_results", "func", "if_instruction", "if_task"}
+        return "scored" if keys & scored else "generation"
+    if {"model_a", "model_b", "winner"} <= keys:
+        return "battle"
+    if "task_id" in keys and "model" not in keys and keys & {
+        "prompt", "tests", "instruct_prompt", "complete_prompt", "question_content", "test",
+    }:
+        return "task"
+    return None
+
+
+RUN_SIDE_FILES = {"manifest.json", "leaderboard.json", "ratings.json", "correlation.json"}
+"""What ``prefjudge run`` writes beside the records (its manifest, tables as JSON)."""
+
+
+def _is_candidate(path: Path) -> bool:
+    """Whether a file may hold records (JSONL, gzipped JSONL, JSON; no side files)."""
+    name = path.name
+    if name.startswith(".") or ".summary." in name or name.startswith("summary."):
+        return False
+    if name.endswith((BINDING_SUFFIX, LOCK_SUFFIX)) or name in RUN_SIDE_FILES:
+        return False
+    return name.endswith((".jsonl", ".jsonl.gz", ".json"))
+
+
+def find_files(root: Path) -> list[Path]:
+    """The files of a results folder to look at: its own, then one level down.
+
+    Args:
+        root: A folder, or one file (then just that file).
+
+    Returns:
+        Candidate record files (see :func:`_is_candidate`) and ``leaderboard.csv`` files,
+        sorted per folder; hidden files and folders are left out.
+    """
+    if root.is_file():
+        return [root]
+    found: list[Path] = []
+    below = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = [root, *below]
+    for folder in folders:
+        try:
+            entries = sorted(p for p in folder.iterdir() if p.is_file())
+        except OSError:
+            continue
+        found += [p for p in entries if _is_candidate(p) or p.name == LEADERBOARD]
+    return found
+
+
+def _objects(path: Path, spath: str) -> Iterator[tuple[int, dict[str, Any] | InputIssue]]:
+    """``(line, object or issue)`` for a JSONL file, or for the items of a JSON file."""
+    if not path.name.endswith(".json"):
+        for number, data in iter_objects(path):
+            if isinstance(data, InputIssue):
+                data = InputIssue(spath, data.line, data.field, data.message)
+            yield number, data
+        return
+    if path.stat().st_size > MAX_JSON_BYTES:
+        yield 0, InputIssue(spath, 0, "", f"larger than {MAX_JSON_BYTES >> 20} MiB: not read")
+        return
+    try:
+        value = parse_json(read_text(path))
+    except InputError as exc:
+        for issue in exc.issues:
+            yield issue.line, InputIssue(spath, issue.line, issue.field, issue.message)
+        return
+    except ValueError as exc:
+        yield 0, InputIssue(spath, 0, "", str(exc))
+        return
+    items = value if isinstance(value, list) else [value]
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, dict):
+            yield number, item
+        else:
+            yield number, InputIssue(spath, number, "", "expected a JSON object")
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root)) if root.is_dir() else path.name
+    except ValueError:
+        return str(path)
+
+
+def _sniff(objects: list[tuple[int, dict[str, Any] | InputIssue]]) -> str | None:
+    kinds = Counter(
+        kind for _, data in objects if isinstance(data, dict)
+        for kind in [record_kind(data)] if kind
+    )
+    return kinds.most_common(1)[0][0] if kinds else None
+
+
+def _validate(
+    objects: Iterable[tuple[int, dict[str, Any] | InputIssue]], kind: str, spath: str,
+    results: Results, source: SourceFile,
+) -> Iterator[tuple[int, dict[str, Any], BaseModel]]:
+    """Valid records of one kind, with their lines; every other line becomes a problem."""
+    model = _MODELS[kind]
+    for number, data in objects:
+        if isinstance(data, InputIssue):
+            results.add_problem(data)
+            source.problems += 1
+            continue
+        try:
+            record = model.model_validate(data)
+        except ValidationError as exc:
+            issues = validation_issues(spath, number, exc)
+            results.add_problem(issues[0])
+            source.problems += 1
+            continue
+        source.records += 1
+        yield number, data, record
+
+
+def _check_status(record: dict[str, Any]) -> str:
+    statuses = {r.get("status") for r in record.get("instruction_results") or []
+                if isinstance(r, dict)}
+    if not statuses:
+        return "none"
+    for worst in ("fail", "error"):
+        if worst in statuses:
+            return worst
+    return "pass"
+
+
+def _category_of(taxonomy: Any, instruction_id: str) -> str:
+    try:
+        return taxonomy.get(instruction_id).category
+    except Exception:  # unknown id, or no taxonomy: the id is still shown
+        return "unknown"
+
+
+def _sample_entry(uid: str, spath: str, number: int, data: dict[str, Any],
+                  record: ScoredSample, categories: dict[str, str]) -> dict[str, Any]:
+    data = dict(data)
+    data["model"] = record.model  # NFC, as every other reader sees it
+    func = data.get("func")
+    status = func.get("status") if isinstance(func, dict) else None
+    cats = sorted({categories.get(str(r.get("id")), "unknown")
+                   for r in data.get("instruction_results") or [] if isinstance(r, dict)})
+    return {"uid": uid, "file": spath, "line": number, "status": status or "no tests",
+            "checks": _check_status(data), "categories": cats, "record": data}
+
+
+def _verdict_side(record: Verdict) -> str:
+    if record.status == "error":
+        return "error"
+    if record.preferred is not None:
+        return record.preferred
+    return {"model_a": "A", "model_b": "B", "tie": "tie"}.get(record.winner or "", "absent")
+
+
+def _bound_inputs(path: Path, role: str) -> list[tuple[Path, str | None]]:
+    """Input files of one role named by a journal binding beside ``path`` (with SHA-256)."""
+    where = binding_path(path)
+    if not where.is_file():
+        return []
+    try:
+        binding = json.loads(where.read_text(encoding="utf-8"))
+        entries = binding.get("inputs", {}).get(role) or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    if isinstance(entries, dict):
+        entries = [entries]
+    found = []
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            found.append((Path(entry["path"]), entry.get("sha256")))
+    return found
+
+
+def _same_content(path: Path, sha256: str | None) -> bool:
+    if sha256 is None:
+        return True
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return False
+    return digest.hexdigest() == sha256
+
+
+def _read_leaderboard(path: Path, spath: str) -> dict[str, Any]:
+    with open_csv(path) as handle:
+        reader = csv.reader(handle)
+        columns = next(reader, [])
+        rows: list[list[str]] = []
+        cut = 0
+        for row in reader:
+            if len(rows) < MAX_LEADERBOARD_ROWS:
+                rows.append(row)
+            else:
+                cut += 1
+    return {"file": spath, "columns": columns, "rows": rows, "cut": cut}
+
+
+def _task_prompts(tasks: Iterable[Any]) -> dict[str, str]:
+    return {task.task_id: task.prompt for task in tasks if task.prompt}
+
+
+def _load_task_file(path: Path) -> dict[str, str]:
+    """Prompts by task id from a task file in any format ``prefjudge score`` reads."""
+    return _task_prompts(load_tasks(path).values())
+
+
+class _Loader:
+    """One pass over a results folder (see :func:`load_results`)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.results = Results(source=str(root))
+        self.pair_index: dict[str, tuple[dict[str, Any], str]] = {}
+        self.verdict_files: list[Path] = []
+        self.score_files: list[Path] = []
+        self.task_files: list[Path] = []
+        try:
+            self.taxonomy: Any = load_taxonomy()
+        except Exception:  # a broken data folder: categories become unknown
+            self.taxonomy = None
+
+    def run(self) -> Results:
+        for path in find_files(self.root):
+            self.read_file(path)
+        self.read_tasks()
+        self.join_pairs()
+        return self.results
+
+    def skip(self, spath: str, why: str) -> None:
+        self.results.files.append(SourceFile(spath, "skipped", note=why))
+
+    def read_file(self, path: Path) -> None:
+        spath = _shown(path, self.root)
+        results = self.results
+        if path.name == LEADERBOARD:
+            if results.leaderboard is not None:
+                self.skip(spath, f"a {LEADERBOARD} was read already")
+                return
+            try:
+                results.leaderboard = _read_leaderboard(path, spath)
+            except (*READ_ERRORS, UnicodeDecodeError, csv.Error) as exc:
+                self.skip(spath, f"cannot be read ({exc})")
+                results.add_problem(InputIssue(spath, 0, "", f"cannot be read ({exc})"))
+                return
+            rows = len(results.leaderboard["rows"]) + results.leaderboard["cut"]
+            results.files.append(SourceFile(spath, "leaderboard", records=rows))
+            return
+        try:
+            stream = _objects(path, spath)
+            head = list(itertools.islice(stream, _SNIFF))
+        except (InputError, *READ_ERRORS) as exc:
+            self.skip(spath, f"cannot be read ({str(exc).splitlines()[-1].strip()})")
+            return
+        kind = _sniff(head)
+        objects: Iterable[tuple[int, dict[str, Any] | InputIssue]] = itertools.chain(head, stream)
+        if kind is None:
+            objects = list(objects)
+            if objects and all(isinstance(data, InputIssue) for _, data in objects):
+                source = SourceFile(spath, "skipped", note="no line could be read")
+                for _, issue in objects:
+                    if isinstance(issue, InputIssue):
+                        results.add_problem(issue)
+                        source.problems += 1
+                results.files.append(source)
+            else:
+                self.skip(spath, "no known records (empty, or not prefjudge output)")
+            return
+        source = SourceFile(spath, kind)
+        results.files.append(source)
+        if kind == "scored":
+            self.read_samples(objects, spath, source)
+            self.score_files.append(path)
+        elif kind == "verdict":
+            self.read_verdicts(objects, spath, source)
+            self.verdict_files.append(path)
+        elif kind == "pair":
+            for _, data, _ in _validate(objects, "pair", spath, results, source):
+                self.pair_index.setdefault(str(data["pair_id"]), (data, spath))
+            source.note = "the judged pairs: responses beside their verdicts"
+        elif kind == "task":
+            self.task_files.append(path)
+            source.records = sum(1 for _, data in objects if isinstance(data, dict))
+            source.note = "tasks: prompts for the samples"
+        elif kind in _MODELS:
+            source.records = sum(1 for _, data in objects if isinstance(data, dict))
+            source.note = "not shown (run prefjudge score on it to see checks and tests)"
+        else:
+            source.records = sum(1 for _, data in objects if isinstance(data, dict))
+            source.note = "not shown by this page"
+
+    def read_samples(self, objects: Iterable[Any], spath: str, source: SourceFile) -> None:
+        results = self.results
+        seen = self.__dict__.setdefault("_sample_keys", {})
+        doubles = 0
+        for number, data, record in _validate(objects, "scored", spath, results, source):
+            assert isinstance(record, ScoredSample)
+            if record.id is not None:  # the same record in a merged file and its part
+                key = (record.model, record.id)
+                if key in seen:
+                    doubles += 1
+                    continue
+                seen[key] = f"{spath}:{number}"
+            for check in record.instruction_results:
+                if check.id not in results.categories:
+                    results.categories[check.id] = _category_of(self.taxonomy, check.id)
+            uid = f"s{len(results.samples) + 1}"
+            results.samples.append(
+                _sample_entry(uid, spath, number, data, record, results.categories)
+            )
+        if doubles:
+            results.notes.append(f"{spath}: {doubles} scored records already read from another "
+                                 "file (same model and id) are shown once")
+
+    def read_verdicts(self, objects: Iterable[Any], spath: str, source: SourceFile) -> None:
+        results = self.results
+        seen = self.__dict__.setdefault("_verdict_keys", set())
+        doubles = 0
+        for number, data, record in _validate(objects, "verdict", spath, results, source):
+            assert isinstance(record, Verdict)
+            key = (record.pair_id, record.model_a, record.model_b, record.method,
+                   record.judge_model)
+            if key in seen:  # the same verdict in a merged battles file and its part
+                doubles += 1
+                continue
+            seen.add(key)
+            data = dict(data)
+            data["model_a"], data["model_b"] = record.model_a, record.model_b
+            results.pairs.append({
+                "uid": f"v{len(results.pairs) + 1}", "file": spath, "line": number,
+                "verdict": _verdict_side(record), "record": data, "pair": None,
+                "pair_source": None,
+            })
+        if doubles:
+            results.notes.append(f"{spath}: {doubles} verdicts already read from another file "
+                                 "(same pair, models and judge) are shown once")
+
+    def needed_tasks(self) -> set[str]:
+        wanted = {str(s["record"].get("task_id")) for s in self.results.samples}
+        return wanted | {str(p["record"].get("task_id")) for p in self.results.pairs}
+
+    def read_tasks(self) -> None:
+        """Task prompts: task files in the folder, then those the score bindings name."""
+        results = self.results
+        wanted = self.needed_tasks()
+        candidates = [(path, None, _shown(path, self.root)) for path in self.task_files]
+        for scores in self.score_files:
+            for path, sha in _bound_inputs(scores, "tasks"):
+                candidates.append((path, sha, f"{path} (named by {_shown(scores, self.root)}"
+                                   f"{BINDING_SUFFIX})"))
+        seen: set[Path] = set()
+        for path, sha, shown in candidates:
+            missing = wanted - results.prompts.keys()
+            if not missing:
+                return
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            if not path.is_file():
+                results.notes.append(f"task file {shown} is not there: prompts from it absent")
+                continue
+            if not _same_content(path, sha):
+                results.notes.append(f"task file {shown} changed since scoring: not used")
+                continue
+            try:
+                prompts = _load_task_file(path)
+            except InputError as exc:
+                for issue in exc.issues:
+                    results.add_problem(issue)
+                results.notes.append(f"task file {shown}: {len(exc.issues)} problem(s); "
+                                     "prompts from it absent")
+                continue
+            except (*READ_ERRORS, ValueError) as exc:
+                results.notes.append(f"task file {shown} cannot be read ({exc})")
+                continue
+            used = {tid: prompt for tid, prompt in prompts.items() if tid in missing}
+            if used:
+                results.prompts.update(used)
+                results.prompt_sources.append(f"{shown}: {len(used)} prompts")
+
+    def bound_pairs(self) -> None:
+        """Pairs from the pair files the verdict bindings name (prefjudge pair JSONL only)."""
+        wanted = {str(p["record"].get("pair_id")) for p in self.results.pairs}
+        for verdicts in self.verdict_files:
+            for path, sha in _bound_inputs(verdicts, "pairs"):
+                if not wanted - self.pair_index.keys():
+                    return
+                shown = f"{path} (named by {_shown(verdicts, self.root)}{BINDING_SUFFIX})"
+                if not path.is_file() or not _same_content(path, sha):
+                    self.results.notes.append(
+                        f"pair file {shown} is not there or changed since judging: not used")
+                    continue
+                try:
+                    objects = list(_objects(path, str(path)))
+                except (InputError, *READ_ERRORS):
+                    continue
+                if _sniff(objects[:_SNIFF]) != "pair":
+                    self.results.notes.append(
+                        f"pair file {shown} is not prefjudge pair JSONL: its responses are "
+                        "not shown")
+                    continue
+                added = 0
+                for number, data in objects:
+                    if isinstance(data, dict) and isinstance(data.get("pair_id"), str):
+                        try:
+                            Pair.model_validate(data)
+                        except ValidationError:
+                            continue
+                        if data["pair_id"] not in self.pair_index:
+                            self.pair_index[data["pair_id"]] = (data, f"{path}:{number}")
+                            added += 1
+                if added:
+                    self.results.notes.append(f"{added} pairs read from {shown}")
+
+    def join_pairs(self) -> None:
+        """Give each verdict its pair: by pair id, else the two models' scored samples."""
+        results = self.results
+        if not results.pairs:
+            return
+        self.bound_pairs()
+        by_model_task: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for sample in results.samples:
+            rec = sample["record"]
+            by_model_task.setdefault((rec["model"], str(rec.get("task_id"))), []).append(rec)
+        judged: set[str] = set()
+        for entry in results.pairs:
+            rec = entry["record"]
+            pair_id = str(rec.get("pair_id"))
+            judged.add(pair_id)
+            found = self.pair_index.get(pair_id)
+            if found is not None:
+                entry["pair"], entry["pair_source"] = dict(found[0]), found[1]
+                continue
+            task = str(rec.get("task_id"))
+            side_a = by_model_task.get((rec["model_a"], task), [])
+            side_b = by_model_task.get((rec["model_b"], task), [])
+            suffix = f":{rec['model_a']}:{rec['model_b']}"
+            if pair_id.endswith(suffix):  # judged from two generation files: gen id + models
+                generation = pair_id[: -len(suffix)]
+                side_a = [r for r in side_a if r.get("id") == generation] or side_a
+                side_b = [r for r in side_b if r.get("id") == generation] or side_b
+            if len(side_a) == 1 and len(side_b) == 1:
+                a, b = side_a[0], side_b[0]
+                entry["pair"] = {"pair_id": pair_id, "task_id": task,
+                                 "response_a": a.get("response"),
+                                 "response_b": b.get("response")}
+                entry["pair_source"] = ("the scored samples of both models for this task "
+                                        "(no pair file holds this pair id)")
+            else:
+                entry["pair_source"] = ("absent: no pair file with this pair id was found, "
+                                        "and the scored samples do not name one response "
+                                        "per model for this task")
+        unjudged = len(self.pair_index.keys() - judged)
+        if unjudged:
+            results.notes.append(f"{unjudged} pairs have no verdict here (not shown)")
+
+
+def load_results(root: str | Path) -> Results:
+    """Read a results folder (or one file) for the viewer.
+
+    Looks at the folder's files and those one level down: ``leaderboard.csv``, and JSONL
+    (optionally gzipped) or JSON files, whose record kind is told from their fields.
+    ``*.summary.*`` files, journal bindings and locks are skipped. Scored samples and
+    verdicts are kept; pairs are joined to their verdicts by pair id (also from the pair
+    file a verdict file's journal binding names); task files (in the folder, or named by a
+    score binding) give prompts. A line that cannot be used is counted and kept as a
+    problem; nothing stops the reading.
+
+    Args:
+        root: The results folder, or one results file.
+
+    Returns:
+        What was found (see :class:`Results`).
+    """
+    return _Loader(Path(root)).run()
+
+
+__all__ = [
+    "KIND_NAMES",
+    "LEADERBOARD",
+    "Results",
+    "SourceFile",
+    "find_files",
+    "load_results",
+    "record_kind",
+]
