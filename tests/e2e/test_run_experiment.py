@@ -224,7 +224,35 @@ def test_the_served_example_is_a_valid_experiment() -> None:
     experiment, base = load_experiment(ROOT / "examples" / "served.toml")
     _, stages = build_plan(experiment, base, 100)
     judge = [stage for stage in stages if stage.kind == "judge"]
-    assert len(judge) == 1 and judge[0].at_least and judge[0].requests == 200 * 5
+    assert len(judge) == 1 and judge[0].bound == "≥" and judge[0].requests == 200 * 5
     generate = [stage for stage in stages if stage.kind == "generate"]
     # single k = 0..5 (6) + multi 6 turns - the shared k = 0 request, per task
     assert [stage.requests for stage in generate] == [100 * 11, 100 * 11]
+
+
+@pytest.mark.slow
+def test_personas_rewrite_generate_and_compare_then_resume_with_no_call(fake_server, tmp_path):
+    from pj_schema_reply import schema_reply
+
+    fake_server.reply = schema_reply
+    path = fake_experiment(tmp_path / "p", fake_server.url)
+    path.write_text(path.read_text() + (
+        '\n[personas]\nnames = ["beginner"]\nbackend = "openai"\nmodel = "fake-judge"\n'
+        f'base_url = "{fake_server.url}"\nmax_attempts = 2\n'))
+    run_cli("run", str(path), timeout=600)
+    folder = tmp_path / "p" / "results" / "fake" / "personas" / "beginner"
+    accepted = [json.loads(line)["task_id"] for line in
+                (folder / "tasks.jsonl").read_text().splitlines()]
+    assert accepted
+    for original in (folder / "original").glob("*.jsonl"):  # k = 0 answers, accepted tasks
+        rows = [json.loads(line) for line in original.read_text().splitlines()]
+        assert sorted(r["task_id"] for r in rows) == sorted(accepted)
+        assert {(r["protocol"], r["k"]) for r in rows} == {("single", 0)}
+    (compared,) = folder.glob("*__*.jsonl")
+    conditions = [json.loads(line)["condition"] for line in compared.read_text().splitlines()]
+    assert sorted(conditions) == ["original"] * len(accepted) + ["persona"] * len(accepted)
+    flips = json.loads(compared.with_name(compared.stem + ".flips.json").read_text())
+    assert flips["rows"][-1]["dimension"] == "overall"
+    calls = fake_server.calls
+    again = run_cli_text("run", str(path), timeout=600)
+    assert re.search(r"\b0\s+model\s+calls\s+this\s+run", again) and fake_server.calls == calls

@@ -34,7 +34,14 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from prefjudge.backends.config import tomllib
 from prefjudge.io import InputError, InputIssue
@@ -85,6 +92,13 @@ class GenerateSpec(_Strict):
     ks: str = "0..3"
     samples: int = Field(default=1, ge=1)
     max_tokens: int = Field(default=512, ge=1)
+
+    @field_validator("ks")
+    @classmethod
+    def _parsable(cls, value: str) -> str:
+        if not _ks(value):
+            raise ValueError('not a k specification: use e.g. "0..5", "3" or "1,3,5"')
+        return value
 
 
 class BackendSpec(_Strict):
@@ -138,6 +152,20 @@ class JudgeSpec(BackendSpec):
         return value
 
 
+class PersonaSpec(BackendSpec):
+    """``[personas]``: users whose voice the prompts are rewritten in, and who judge.
+
+    The same backend rewrites the prompts (``persona rewrite``) and compares each model
+    pair as the persona (``persona compare``, with the original prompts' answers: the
+    single-turn k = 0 generations, so ``[generate]`` must include them).
+    """
+
+    names: list[str] = Field(min_length=1)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    max_tokens: int | None = Field(default=None, ge=1)
+    original_judging: Literal["generic", "persona"] = "generic"
+
+
 class RankSpec(_Strict):
     """``[rank]``: the Bradley–Terry options and the IF/Func composite weight."""
 
@@ -170,9 +198,18 @@ class Experiment(_Strict):
     generate: GenerateSpec = GenerateSpec()
     models: list[ModelSpec] = Field(min_length=1)
     judge: JudgeSpec | None = None
+    personas: PersonaSpec | None = None
     rank: RankSpec = RankSpec()
     correlate: CorrelateSpec | None = None
     report: ReportSpec = ReportSpec()
+
+    @model_validator(mode="after")
+    def _personas_need_plain_prompts(self) -> Experiment:
+        if self.personas is not None and not (
+                "single" in self.generate.protocols and 0 in _ks(self.generate.ks)):
+            raise ValueError("[personas] compares with the answers to the original prompts: "
+                             "[generate] needs protocol 'single' and k = 0")
+        return self
 
     @field_validator("models")
     @classmethod
@@ -182,6 +219,15 @@ class Experiment(_Strict):
         if doubles:
             raise ValueError(f"model names must differ: {', '.join(doubles)}")
         return models
+
+
+def _ks(text: str) -> list[int]:
+    from prefjudge.testbed.protocols import parse_k
+
+    try:
+        return parse_k(text)
+    except ValueError:
+        return []
 
 
 def _line_of(text: str, location: tuple[str | int, ...]) -> int:

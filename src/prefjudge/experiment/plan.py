@@ -45,8 +45,10 @@ class Stage:
         label: What the progress display calls it.
         output: The file it writes.
         args: The ``prefjudge`` command line it runs (empty for steps done in-process).
-        requests: Model requests a fresh run of it makes (None: not known in advance).
-        at_least: ``requests`` is a lower bound (the judge's refinement depends on ties).
+        requests: Model requests a fresh run of it makes.
+        bound: ``""`` when ``requests`` is exact, ``"≥"`` when it is a lower bound (the
+            judge's refinement depends on ties, a rewrite may be tried again), ``"≤"``
+            when an upper bound (persona stages run on the rewrites that were accepted).
         inputs: Files it reads (merge steps).
     """
 
@@ -54,8 +56,8 @@ class Stage:
     label: str
     output: Path
     args: list[str] = field(default_factory=list)
-    requests: int | None = 0
-    at_least: bool = False
+    requests: int = 0
+    bound: str = ""
     inputs: list[Path] = field(default_factory=list)
 
 
@@ -166,7 +168,7 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
                 args += ["--guidance", resolve(base, judge.guidance)]
             stages.append(Stage("judge", f"judge {a.name} vs {b.name}", out, args,
                                 requests=per_pair * calls,
-                                at_least=judge.method == "criteralign"))
+                                bound="≥" if judge.method == "criteralign" else ""))
         battles = root / "battles.jsonl"
         stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
         rank = experiment.rank
@@ -185,6 +187,8 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
         if spec.elo_col:
             args += ["--elo-col", spec.elo_col]
         stages.append(Stage("correlate", "correlate", root / "correlation.csv", args))
+    if experiment.personas is not None:
+        stages += _persona_stages(experiment, root, augmented, gen_files, n_tasks, cache)
     stages.append(Stage("report", "report", root / "report.html",
                         ["report", str(merged_scores), "-o", str(root / "report.html"),
                          "--bootstrap", str(experiment.report.bootstrap),
@@ -196,3 +200,74 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
                         ["view", str(root), "-o", str(root / "view.html"),
                          "--title", f"prefjudge — {experiment.experiment.name}"]))
     return root, stages
+
+
+def _persona_stages(experiment: Experiment, root: Path, augmented: Path,
+                    gen_files: dict[str, Path], n_tasks: int, cache: Path) -> list[Stage]:
+    """Per persona: rewrite, pick the original answers, generate, compare every pair."""
+    spec = experiment.personas
+    assert spec is not None
+    stages = []
+    backend = _backend_args(spec, spec.max_tokens, cache)
+    for persona in spec.names:
+        folder = root / "personas" / persona
+        tasks = folder / "tasks.jsonl"
+        stages.append(Stage("persona-rewrite", f"persona {persona}: rewrite", tasks,
+                            ["persona", "rewrite", str(augmented), "--persona", persona,
+                             "-o", str(tasks), "--max-attempts", str(spec.max_attempts),
+                             *backend],
+                            requests=2 * n_tasks, bound="≥"))
+        originals = {model.name: folder / "original" / f"{model.slug()}.jsonl"
+                     for model in experiment.models}
+        stages.append(Stage("persona-originals", f"persona {persona}: original answers",
+                            folder / "original", inputs=[tasks, *gen_files.values()]))
+        generated = {}
+        for model in experiment.models:
+            out = folder / "generations" / f"{model.slug()}.jsonl"
+            generated[model.name] = out
+            args = ["generate", str(tasks), "-o", str(out), "--protocol", "single", "--k", "0",
+                    "--name", model.name, "--temperature", str(model.temperature),
+                    *_backend_args(model, model.max_tokens or experiment.generate.max_tokens,
+                                   cache)]
+            if model.seed is not None:
+                args += ["--seed", str(model.seed)]
+            stages.append(Stage("generate", f"persona {persona}: generate {model.name}", out,
+                                args, requests=n_tasks, bound="≤"))
+        for a, b in itertools.combinations(experiment.models, 2):
+            out = folder / f"{a.slug()}__{b.slug()}.jsonl"
+            stages.append(Stage(
+                "persona-compare", f"persona {persona}: {a.name} vs {b.name}", out,
+                ["persona", "compare", str(generated[a.name]), str(generated[b.name]),
+                 "--persona", persona, "--tasks", str(tasks),
+                 "--original", str(originals[a.name]), str(originals[b.name]),
+                 "--original-tasks", str(augmented),
+                 "--original-judging", spec.original_judging, "-o", str(out),
+                 "--bootstrap", str(max(experiment.rank.bootstrap, 10)),
+                 "--ci-seed", str(experiment.experiment.seed), *backend],
+                requests=2 * 2 * n_tasks, bound="≤"))
+    return stages
+
+
+def original_answers(tasks: Path, generations: Path, out: Path) -> int:
+    """The single-turn k = 0 answers of ``generations`` to the tasks in ``tasks``.
+
+    What the persona comparison sets beside the persona prompts' answers: the same
+    models on the original prompts, for the tasks whose rewrite was accepted.
+    """
+    import json
+
+    kept = {json.loads(line)["task_id"] for line in tasks.read_text().splitlines()
+            if line.strip()}
+    lines = []
+    for line in generations.read_text().splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if (record.get("task_id") in kept and record.get("protocol") == "single"
+                and record.get("k") == 0 and not record.get("error")):
+            lines.append(line + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.replace(out)
+    return len(lines)

@@ -28,10 +28,10 @@ from rich.table import Table
 
 from prefjudge.experiment import leaderboard
 from prefjudge.experiment.config import Experiment
-from prefjudge.experiment.plan import Stage, build_plan, resolve
+from prefjudge.experiment.plan import Stage, build_plan, original_answers, resolve
 from prefjudge.io import read_existing
 
-COMMANDS_WITH_CONFIG = ("augment", "generate", "judge")
+COMMANDS_WITH_CONFIG = ("augment", "generate", "judge", "persona")
 
 
 def count_tasks(experiment: Experiment, base: Path) -> int:
@@ -57,7 +57,7 @@ def cache_entries(path: Path) -> int:
 
 def file_sha256(path: Path) -> str | None:
     """SHA-256 of a file (None when it does not exist)."""
-    if not path.exists():
+    if not path.is_file():
         return None
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -73,14 +73,15 @@ def plan_table(stages: list[Stage], root: Path) -> Table:
     table.add_column("stage")
     table.add_column("output")
     table.add_column("model requests", justify="right")
-    total, lower = 0, False
+    total, bounds = 0, set()
     for index, stage in enumerate(stages, start=1):
-        shown = "—" if not stage.requests else f"{'≥ ' if stage.at_least else ''}{stage.requests}"
-        total += stage.requests or 0
-        lower = lower or stage.at_least
+        shown = "—" if not stage.requests else f"{stage.bound} {stage.requests}".strip()
+        total += stage.requests
+        bounds.add(stage.bound)
         table.add_row(str(index), escape(stage.label), escape(str(stage.output.relative_to(root))),
                       shown)
-    table.add_row("", "[bold]total[/]", "", f"[bold]{'≥ ' if lower else ''}{total}[/]")
+    bound = "" if bounds <= {""} else ("≥" if bounds <= {"", "≥"} else "about")
+    table.add_row("", "[bold]total[/]", "", f"[bold]{bound} {total}[/]".replace("] ", "]"))
     return table
 
 
@@ -164,6 +165,11 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
         elif stage.kind.startswith("merge"):
             console.print(f"{_merge(stage.inputs, stage.output)} records → "
                           f"{escape(str(stage.output))}")
+        elif stage.kind == "persona-originals":
+            tasks, *generations = stage.inputs
+            for model, gens in zip(experiment.models, generations, strict=True):
+                kept = original_answers(tasks, gens, stage.output / f"{model.slug()}.jsonl")
+                console.print(f"{model.name}: {kept} answers to the original prompts")
         elif stage.kind == "leaderboard":
             _leaderboard(experiment, root, console)
         calls = cache_entries(cache) - before
@@ -174,7 +180,8 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
             "output": str(stage.output.relative_to(root)),
             "sha256": file_sha256(stage.output), "records": _records(stage.output)
             if stage.output.suffix == ".jsonl" else None,
-            "planned_requests": stage.requests, "model_calls": calls,
+            "planned_requests": stage.requests, "planned_bound": stage.bound or "exact",
+            "model_calls": calls,
             "seconds": round(time.monotonic() - started, 2),
         })
     manifest["model_calls"] = total_calls
