@@ -256,3 +256,18 @@ def test_personas_rewrite_generate_and_compare_then_resume_with_no_call(fake_ser
     calls = fake_server.calls
     again = run_cli_text("run", str(path), timeout=600)
     assert re.search(r"\b0\s+model\s+calls\s+this\s+run", again) and fake_server.calls == calls
+
+
+def test_the_llm_selector_is_asked_through_the_backend_given(tmp_path: Path) -> None:
+    from prefjudge.experiment.config import load_experiment
+    from prefjudge.experiment.plan import build_plan
+
+    text = experiment_in(tmp_path).read_text().replace(
+        "[augment]\nk = 2", '[augment]\nk = 2\nselector = "llm"\nbackend = "embedded"')
+    (tmp_path / "llm.toml").write_text(text)
+    experiment, base = load_experiment(tmp_path / "llm.toml")
+    _, stages = build_plan(experiment, base, 6)
+    augment = stages[0]
+    assert augment.args[augment.args.index("--selector") + 1] == "llm"
+    assert augment.args[augment.args.index("--backend") + 1] == "embedded"
+    assert (augment.requests, augment.bound) == (6, "≥")

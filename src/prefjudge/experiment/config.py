@@ -77,12 +77,6 @@ class BenchmarkSpec(_Strict):
     limit: int | None = Field(default=None, ge=1)
 
 
-class AugmentSpec(_Strict):
-    """``[augment]``: instructions per task (``k``), who chooses them, the seed."""
-
-    k: int = Field(default=3, ge=1, le=30)
-    selector: Literal["rule"] = "rule"
-    seed: int = 0
 
 
 class GenerateSpec(_Strict):
@@ -108,6 +102,19 @@ class BackendSpec(_Strict):
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+
+
+class AugmentSpec(BackendSpec):
+    """``[augment]``: instructions per task (``k``), who chooses them, the seed.
+
+    ``selector = "llm"`` asks the backend given here (``backend``, ``model``...) to choose;
+    ``rule`` (the default) needs no model.
+    """
+
+    k: int = Field(default=3, ge=1, le=30)
+    selector: Literal["rule", "llm"] = "rule"
+    seed: int = 0
+    max_tokens: int | None = Field(default=None, ge=1)
 
 
 class ModelSpec(BackendSpec):

@@ -124,7 +124,12 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
                           ("--subset", bench.subset)):
         if value:
             augment_args += [option, str(value)]
-    stages = [Stage("augment", "augment", augmented, augment_args)]
+    augment_requests = 0
+    if experiment.augment.selector == "llm":
+        augment_args += _backend_args(experiment.augment, experiment.augment.max_tokens, cache)
+        augment_requests = n_tasks  # one choice per task; a reply that needs repair asks again
+    stages = [Stage("augment", "augment", augmented, augment_args, requests=augment_requests,
+                    bound="≥" if augment_requests else "")]
     gen_files: dict[str, Path] = {}
     score_files: list[Path] = []
     protocols = experiment.generate.protocols
