@@ -86,6 +86,11 @@ class RunOutcome:
     outputs_over_cap: bool = False
 
 
+# pyarrow (imported by pandas 3 when installed) starts jemalloc's background thread as it
+# loads; a zygote that imported it could not fork safely, and would drop pandas.
+NO_LIBRARY_THREADS = {"JE_ARROW_MALLOC_CONF": "background_thread:false"}
+
+
 def sandbox_env(python: str) -> dict[str, str]:
     """The whole environment the code under test gets (nothing from the parent)."""
     return {
@@ -99,6 +104,7 @@ def sandbox_env(python: str) -> dict[str, str]:
         "NUMEXPR_NUM_THREADS": "1",
         "USER": "sandbox",
         "LOGNAME": "sandbox",
+        **NO_LIBRARY_THREADS,
     }
 
 
@@ -199,7 +205,7 @@ def start_entry(argv: list[str], stdout: Any, stderr: Any, pass_fd: int) -> subp
         stdin=subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,
-        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **NO_LIBRARY_THREADS},
         start_new_session=True,
         pass_fds=(pass_fd,),
         preexec_fn=_die_with_parent(),
