@@ -32,9 +32,10 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -49,6 +50,16 @@ from prefjudge.io import InputError, InputIssue
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def _plain_name(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError("use letters, digits, '.', '_' and '-' only")
+    return value
+
+
+PlainName = Annotated[str, AfterValidator(_plain_name)]
+"""A name used in file names: letters, digits, '.', '_' and '-'."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -56,16 +67,9 @@ class _Strict(BaseModel):
 class ExperimentInfo(_Strict):
     """``[experiment]``: the name (the results folder) and where results go."""
 
-    name: str
+    name: PlainName
     results: str = "results"
     seed: int = 0
-
-    @field_validator("name")
-    @classmethod
-    def _plain_name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError("use letters, digits, '.', '_' and '-' only")
-        return value
 
 
 class BenchmarkSpec(_Strict):
@@ -120,17 +124,10 @@ class AugmentSpec(BackendSpec):
 class ModelSpec(BackendSpec):
     """One ``[[models]]`` entry: who answers and how it samples."""
 
-    name: str
+    name: PlainName
     temperature: float = Field(default=0.0, ge=0.0)
     seed: int | None = None
     max_tokens: int | None = Field(default=None, ge=1)
-
-    @field_validator("name")
-    @classmethod
-    def _plain_name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError("use letters, digits, '.', '_' and '-' only")
-        return value
 
     def slug(self) -> str:
         """``name-hash``: the file stem of everything made from this model's outputs.

@@ -11,7 +11,6 @@ the model calls it made (new entries of the experiment's response cache).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -30,6 +29,7 @@ from prefjudge.experiment import leaderboard
 from prefjudge.experiment.config import Experiment
 from prefjudge.experiment.plan import Stage, build_plan, original_answers, resolve
 from prefjudge.io import read_existing
+from prefjudge.journal import file_fingerprint
 
 COMMANDS_WITH_CONFIG = ("augment", "generate", "judge", "persona")
 
@@ -56,14 +56,8 @@ def cache_entries(path: Path) -> int:
 
 
 def file_sha256(path: Path) -> str | None:
-    """SHA-256 of a file (None when it does not exist)."""
-    if not path.is_file():
-        return None
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """SHA-256 of a file (None when it is not a file)."""
+    return file_fingerprint(path)["sha256"] if path.is_file() else None
 
 
 def plan_table(stages: list[Stage], root: Path) -> Table:

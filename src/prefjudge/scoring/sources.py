@@ -51,6 +51,7 @@ when it is in neither, the error says so and how to run offline.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -229,20 +230,26 @@ def find_hub_dataset(name: str, kind: Kind | None = None) -> HubDataset | None:
     return None
 
 
-def resolve_source(source: str | os.PathLike[str], kind: Kind) -> Path | HubDataset:
+def resolve_source(
+    source: str | os.PathLike[str], kind: Kind, limit: int | None = None
+) -> Path | HubDataset:
     """Tell what a source names, without touching the network.
 
     Args:
         source: A path, ``hub:OWNER/NAME``, or a known hub id or alias.
         kind: What is wanted: ``tasks`` or ``pairs``.
+        limit: The caller's ``limit``, checked here (at least 1) before anything is read.
 
     Returns:
         The local path (file or folder), or the hub dataset (a known one, or an ad hoc
         entry with no defaults for ``hub:OWNER/NAME``).
 
     Raises:
-        UnknownSourceError: When it is none of them, listing the known names.
+        UnknownSourceError: When it is none of them, listing the known names, or when
+            ``limit`` is below 1.
     """
+    if limit is not None and limit < 1:
+        raise UnknownSourceError(f"limit must be at least 1, got {limit}")
     text = os.fspath(source)
     path = Path(text).expanduser()
     if text and path.exists():
@@ -293,28 +300,24 @@ def hub_label(repo: str, split: str | None, subset: str | None) -> str:
 # --------------------------------------------------------------------------- the libraries
 
 
-def _datasets_library(what: str) -> Any:
+def _library(module: str, what: str, loading: str) -> Any:
+    """Import ``module``, or say plainly that ``loading`` needs it and how to install it."""
     try:
-        import datasets
+        return importlib.import_module(module)
     except ImportError as exc:
         raise HubSourceError(
-            f"{what}: loading hub datasets and dataset folders needs the 'datasets' library, "
-            f"which is not installed ({exc}). Install it with: {HUB_INSTALL_HINT}; or "
-            "download the data file and pass its path"
+            f"{what}: loading {loading} needs the '{module}' library, which is not installed "
+            f"({exc}). Install it with: {HUB_INSTALL_HINT}; or download the data file and pass "
+            "its path"
         ) from exc
-    return datasets
+
+
+def _datasets_library(what: str) -> Any:
+    return _library("datasets", what, "hub datasets and dataset folders")
 
 
 def _hub_library(what: str) -> Any:
-    try:
-        import huggingface_hub
-    except ImportError as exc:
-        raise HubSourceError(
-            f"{what}: loading hub datasets needs the 'huggingface_hub' library, which is not "
-            f"installed ({exc}). Install it with: {HUB_INSTALL_HINT}; or download the data "
-            "file and pass its path"
-        ) from exc
-    return huggingface_hub
+    return _library("huggingface_hub", what, "hub datasets")
 
 
 def hub_offline() -> bool:
@@ -569,9 +572,7 @@ def open_task_source(
         SourceError: See :func:`load_task_source`.
         InputError: See :func:`load_task_source`.
     """
-    if limit is not None and limit < 1:
-        raise UnknownSourceError(f"limit must be at least 1, got {limit}")
-    target = resolve_source(source, "tasks")
+    target = resolve_source(source, "tasks", limit)
     if isinstance(target, Path) and target.is_file():
         tasks, origin = load_tasks(target), Origin(str(target), (target,))
     elif isinstance(target, HubDataset) and target.by_files:

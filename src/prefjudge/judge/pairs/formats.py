@@ -877,9 +877,7 @@ def open_preference_source(
         SourceError: See :func:`load_preference_source`.
         InputError: See :func:`load_preference_source`.
     """
-    if limit is not None and limit < 1:
-        raise UnknownSourceError(f"limit must be at least 1, got {limit}")
-    target = resolve_source(source, "pairs")
+    target = resolve_source(source, "pairs", limit)
     if isinstance(target, Path) and target.is_file():
         pairs, issues = load_pairs(target, fmt=fmt, skip_invalid=skip_invalid)
         origin = Origin(str(target), (target,))
