@@ -271,3 +271,12 @@ def test_the_llm_selector_is_asked_through_the_backend_given(tmp_path: Path) -> 
     assert augment.args[augment.args.index("--selector") + 1] == "llm"
     assert augment.args[augment.args.index("--backend") + 1] == "embedded"
     assert (augment.requests, augment.bound) == (6, "≥")
+
+
+def test_a_bad_key_in_the_second_model_is_found_in_that_model(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[experiment]\nname = "x"\n\n[benchmark]\nsource = "t.jsonl"\n\n'
+                    '[[models]]\nname = "a"\n\n[[models]]\nname = "b/c"\n')
+    result = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
+    assert result.exit_code != 0
+    assert f"{path}:11: field 'models.1.name'" in result.output, result.output

@@ -235,12 +235,27 @@ def _ks(text: str) -> list[int]:
 
 
 def _line_of(text: str, location: tuple[str | int, ...]) -> int:
-    """The line of ``location``'s last key in the TOML text (0 when not found)."""
+    """The line of ``location``'s last key in the TOML text (0 when not found).
+
+    The key is looked for inside its table: ``models.1.name`` is the ``name`` after the
+    second ``[[models]]`` header, not the first ``name`` of the file.
+    """
     keys = [part for part in location if isinstance(part, str)]
     if not keys:
         return 0
-    pattern = re.compile(rf"^\s*(\[+\s*)?{re.escape(keys[-1])}\s*(=|\]|\.)", re.MULTILINE)
-    match = pattern.search(text)
+    start, table = 0, None
+    for part in location[:-1]:
+        if isinstance(part, str):
+            header = re.compile(rf"^[ \t]*\[+[ \t]*{re.escape(part)}[ \t]*\]+", re.MULTILINE)
+            found = header.search(text, start)
+            start, table = (found.start(), header) if found else (start, None)
+        elif table is not None:  # the n-th [[table]] entry
+            for _ in range(part):
+                found = table.search(text, start + 1)
+                start = found.start() if found else start
+    pattern = re.compile(rf"^[ \t]*(\[+[ \t]*)?{re.escape(keys[-1])}[ \t]*(=|\]|\.)",
+                         re.MULTILINE)
+    match = pattern.search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else 0
 
 
