@@ -487,7 +487,9 @@ class Battle(BaseModel):
 
 Side = Literal["A", "B", "tie"]
 CriterionOutcome = Literal["A", "B", "tie", "insufficient"]
-JudgeMethod = Literal["criteralign", "monolithic", "pointwise"]
+JudgeMethod = Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"]
+EvidenceKind = Literal["correctness", "efficiency", "security", "instructions"]
+FactOutcome = Literal["A", "B", "tie", "insufficient", "error"]
 
 
 class Pair(BaseModel):
@@ -508,6 +510,11 @@ class Pair(BaseModel):
         evidence_a: Deterministic facts about ``response_a`` (verifier and test results).
         evidence_b: Deterministic facts about ``response_b``.
         source: Which loader produced the pair and from what file.
+        criterion: What decides the pair for the evidence judge: one evidence kind, or an
+            ordered combination separated by commas (``correctness,efficiency``); set by
+            loaders that know it (CodePrefBench: the split).
+        instructions: The instructions both responses were asked to follow (pairs joined
+            from generations of augmented tasks), for the evidence judge's checks.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -526,6 +533,34 @@ class Pair(BaseModel):
     evidence_a: list[str] = Field(default_factory=list)
     evidence_b: list[str] = Field(default_factory=list)
     source: str | None = None
+    criterion: str | None = None
+    instructions: list[InstructionRef] = Field(default_factory=list)
+
+
+NO_EVIDENCE = "evidence:none"
+"""``decided_by`` of an evidence verdict for which no kind of evidence could be had: a tie
+by default, but not a battle (nothing was compared)."""
+
+
+class Fact(BaseModel):
+    """One kind of evidence weighed by the evidence judge, and what it showed.
+
+    Attributes:
+        kind: ``correctness``, ``efficiency``, ``security`` or ``instructions``.
+        outcome: ``A`` or ``B`` (that side is better on this kind), ``tie`` (the facts do
+            not separate them), ``insufficient`` (the facts cannot be had for this pair,
+            e.g. no tests for its task, or a side that does not run) or ``error`` (the
+            analysis itself failed: never counted as a tie).
+        fact: What was found, in words (the sentence a user reads).
+        detail: Measurements behind it (statuses, timings, findings), as plain values.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: EvidenceKind
+    outcome: FactOutcome
+    fact: str
+    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class Criterion(BaseModel):
@@ -631,7 +666,7 @@ class Verdict(BaseModel):
         task_id: The pair's task.
         model_a: Who wrote response A.
         model_b: Who wrote response B.
-        method: ``criteralign``, ``monolithic`` or ``pointwise``.
+        method: ``criteralign``, ``monolithic``, ``pointwise``, ``evidence`` or ``hybrid``.
         status: ``ok``, or ``error`` when a stage failed for this pair (then ``winner`` is
             None and ``error`` says which stage and why; the pair is never counted as a tie).
         winner: ``model_a``, ``model_b`` or ``tie`` (the battle outcome), None on error.
@@ -654,6 +689,15 @@ class Verdict(BaseModel):
         guidance: Name and content hash of the guidance used, if any.
         evidence: Whether deterministic evidence was given to the judge.
         cost: Requests, model calls, cache hits, tokens and errors spent on this pair.
+        facts: What each evidence kind showed (``evidence`` and ``hybrid``), in the order
+            they were weighed.
+        decided_by: Which path decided the verdict: ``evidence:<kind>`` (a fact) or
+            ``llm`` (the judge model, for ``hybrid`` when the facts did not separate the
+            two); None for the purely model-based methods.
+        features_a: Style features of response A (``token_len``, ``header_count``,
+            ``list_count``, ``bold_count``), carried into battles for ``rank --control``.
+        features_b: The same for response B.
+        features_by: How the features were counted (the tokenizer used for ``token_len``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -682,21 +726,31 @@ class Verdict(BaseModel):
     guidance: str | None = None
     evidence: bool = False
     cost: ItemCost = Field(default_factory=Usage)
+    facts: list[Fact] = Field(default_factory=list)
+    decided_by: str | None = None
+    features_a: dict[str, float] | None = None
+    features_b: dict[str, float] | None = None
+    features_by: str | None = None
 
     def battle(self) -> Battle | None:
         """Return this verdict as the battle ``prefjudge rank`` counts.
 
         Returns:
-            The battle (the pair's models, the winner and the category, weight 1), or None
-            when judging failed (an error is never counted, not even as a tie).
+            The battle (the pair's models, the winner and the category, weight 1, and the
+            responses' style features when known), or None when judging failed (an error is
+            never counted, not even as a tie) or when no evidence could be had
+            (:data:`NO_EVIDENCE`).
 
         Raises:
             ValidationError: When both sides are the same model (no battle to count).
         """
-        if self.winner is None:
+        if self.winner is None or self.decided_by == NO_EVIDENCE:
             return None
+        features = {}
+        if self.features_a is not None and self.features_b is not None:
+            features = {"features_a": self.features_a, "features_b": self.features_b}
         return Battle(model_a=self.model_a, model_b=self.model_b, winner=self.winner,
-                      category=self.category)
+                      category=self.category, **features)
 
 
 class InputPreferences(BaseModel):
@@ -793,6 +847,9 @@ class PersonaComparison(BaseModel):
         error: What went wrong.
         judge_model: The judge's model identity.
         cost: Requests, calls, cache hits and tokens spent.
+        features_a: Style features of response A (as in :class:`Verdict`).
+        features_b: Style features of response B.
+        features_by: How the features were counted.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -807,6 +864,9 @@ class PersonaComparison(BaseModel):
     error: str | None = None
     judge_model: str = ""
     cost: ItemCost = Field(default_factory=Usage)
+    features_a: dict[str, float] | None = None
+    features_b: dict[str, float] | None = None
+    features_by: str | None = None
 
 
 class Rating(BaseModel):

@@ -280,3 +280,28 @@ def test_a_bad_key_in_the_second_model_is_found_in_that_model(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
     assert result.exit_code != 0
     assert f"{path}:11: field 'models.1.name'" in result.output, result.output
+
+
+@pytest.mark.slow
+def test_an_evidence_judged_experiment_asks_no_judge_model(fake_server, tmp_path):
+    from pj_schema_reply import schema_reply
+
+    fake_server.reply = schema_reply
+    path = fake_experiment(tmp_path / "e", fake_server.url)
+    text = path.read_text().replace(
+        '[judge]\nmethod = "monolithic"\nbackend = "openai"\nmodel = "fake-judge"\n'
+        f'base_url = "{fake_server.url}"\n',
+        '[judge]\nmethod = "evidence"\ncriterion = "correctness,instructions"\n')
+    assert 'method = "evidence"' in text
+    path.write_text(text)
+    plan = run_in_process(str(path), "--dry-run")
+    assert re.search(r"judge model-a vs model-b\s*│[^│]*│\s*—", plan), plan[-2000:]
+    run_cli("run", str(path), timeout=600)
+    root = tmp_path / "e" / "results" / "fake"
+    (judged,) = (root / "judgments").glob("*__*.jsonl")
+    verdicts = [json.loads(line) for line in judged.read_text().splitlines()]
+    assert len(verdicts) == 8 and {v["method"] for v in verdicts} == {"evidence"}
+    assert all(v["cost"]["model_calls"] == 0 and v["decided_by"].startswith("evidence:")
+               for v in verdicts)
+    assert fake_server.calls == 2 * 4 * 2  # the generations only: 2 models x 4 tasks x 2 k
+    assert (root / "leaderboard.csv").exists()

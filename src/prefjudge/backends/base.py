@@ -599,3 +599,32 @@ class AttemptState:
             completion_tokens=self.completion_tokens,
             **kwargs,
         )
+
+
+class NoModel(BackendBase):
+    """The backend of work no model takes part in (the ``evidence`` judge).
+
+    Its identity names no model, so journals bind what actually decides (the evidence
+    settings), and asking it anything is a :class:`BackendError`: a method that needs a
+    model was given this one by mistake.
+    """
+
+    kind: ClassVar[str] = "none"
+
+    def __init__(self, model_id: str = "prefjudge-evidence"):
+        super().__init__(model_id=model_id)
+
+    def generate(
+        self, requests: Sequence[Request], *, on_result: OnResult | None = None
+    ) -> list[Result]:
+        """Refuse: no model is available.
+
+        Raises:
+            BackendError: Always, when there is any request.
+        """
+        if requests:
+            raise BackendError("no judge model was opened (the evidence judge asks none)")
+        return []
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -15,12 +15,22 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prefjudge.backends import NoModel
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import print_frame, report_usage, stdout
+from prefjudge.cli.judge_splits import (
+    bias_table,
+    first_of_each_split,
+    human_reference,
+    read_labelled_splits,
+    split_criteria,
+    split_table,
+)
 from prefjudge.cli.judging import (
     JUDGE_SAMPLING,
     METHOD_CHOICE,
+    evidence_binding,
     judge_options,
     judge_to_file,
     make_settings,
@@ -41,7 +51,13 @@ from prefjudge.cli.options import (
 from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.io import InputError, read_text, summary_path
-from prefjudge.judge.evaluation import DEFAULT_RESAMPLES, compare_methods, evaluate_verdicts
+from prefjudge.judge.bias import bias_diagnostics
+from prefjudge.judge.evaluation import (
+    DEFAULT_RESAMPLES,
+    compare_methods,
+    evaluate_by_split,
+    evaluate_verdicts,
+)
 from prefjudge.judge.heldout import (
     GuidanceLeakageError,
     evaluation_summary,
@@ -49,7 +65,7 @@ from prefjudge.judge.heldout import (
     paired_differences,
 )
 from prefjudge.judge.pairs import attach_evidence
-from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
+from prefjudge.judge.prompts import TemplateError
 from prefjudge.plots.judge import plot_methods
 from prefjudge.records import Pair, Verdict
 
@@ -96,8 +112,11 @@ def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> Non
         return
     name = {"A": "A wins", "B": "B wins", "tie": "tie"}[verdict.preferred or "tie"]
     orders = ", ".join(f"{k}: {SIDE_NAMES[v]}" for k, v in verdict.orders.items())
-    console.print(f"[bold]verdict: {name}[/bold]  ({verdict.method}; {orders})")
+    how = "; ".join(filter(None, [verdict.method, orders]))
+    console.print(f"[bold]verdict: {name}[/bold]  ({how})")
     for order, reason in verdict.reasons.items():
+        if order == "evidence":
+            continue  # the facts table below says it
         if reason:
             console.print(f"  reason ({order}): {escape(reason)}", soft_wrap=True)
     shown = [c for c in verdict.criteria if c.criterion.id in verdict.decisive] or [
@@ -120,6 +139,13 @@ def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> Non
             f"criterion verdicts flipped by the order swap: {verdict.inconsistency_rate:.0%}"
             f"; tied criteria refined: {verdict.refined}"
         )
+    if verdict.facts:
+        table = Table(title=f"evidence (decided by: {verdict.decided_by})", title_justify="left")
+        for column in ("kind", "outcome", "fact"):
+            table.add_column(column)
+        for fact in verdict.facts:
+            table.add_row(fact.kind, fact.outcome, escape(fact.fact))
+        console.print(table)
     for warning in verdict.warnings:
         console.print(f"[yellow]warning[/yellow]: {escape(warning)}")
 
@@ -139,6 +165,10 @@ def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> Non
 )
 @click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
 @click.option(
+    "--task-id",
+    help="evidence/hybrid: the task both responses answer (its tests come from --tests).",
+)
+@click.option(
     "--top",
     type=click.IntRange(1),
     default=5,
@@ -155,6 +185,7 @@ def pair(
     response_b: str,
     instruction: str,
     method: str,
+    task_id: str | None,
     top: int,
     output: Path | None,
     guidance_dir: str | None,
@@ -182,7 +213,7 @@ def pair(
         text = instruction
     the_pair = Pair(
         pair_id="pair",
-        task_id="pair",
+        task_id=task_id or "pair",
         instruction=text,
         response_a=_read_text(response_a, "A"),
         response_b=_read_text(response_b, "B"),
@@ -192,13 +223,10 @@ def pair(
         check_output(output, "-o/--output")  # fail now, not after the model calls
     console = Console(stderr=True)
     settings = make_settings(method, backend_config, open_guidance(guidance_dir), opts)
+    backend = NoModel() if method == "evidence" else open_backend(backend_config)
     try:
-        check_templates(METHOD_STAGES[method], settings.templates)
-    except TemplateError as exc:
-        raise click.ClickException(str(exc)) from None
-    backend = open_backend(backend_config)
-    try:
-        [verdict] = run_judging([the_pair], None, settings, backend, console, chunk_size=1)
+        [verdict] = run_judging([the_pair], None, settings, backend, console, chunk_size=1,
+                                report=method != "evidence")
     except TemplateError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -315,7 +343,7 @@ def judge(
     settings = make_settings(method, backend_config, guidance, opts)
     if not pairs:
         raise click.ClickException(f"{', '.join(inputs)}: no pairs to judge")
-    backend = open_backend(backend_config)
+    backend = NoModel() if method == "evidence" else open_backend(backend_config)
     try:
         verdicts = judge_to_file(
             pairs,
@@ -330,10 +358,12 @@ def judge(
                 "scored_a": scored_a,
                 "scored_b": scored_b,
             },
-            extra={"format": fmt, **read.sources},
+            extra={"format": fmt, **read.sources,
+                   **evidence_binding(settings, opts["tests_sources"])},
             force_new=force_new,
             chunk_size=chunk_size,
             retry_errors=retry_errors,
+            report=method != "evidence",
         )
     finally:
         backend.close()
@@ -375,13 +405,13 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
 
 
 @main.command("judge-eval")
-@click.argument("pairs_path", metavar="LABELLED_PAIRS")
+@click.argument("pairs_paths", metavar="LABELLED_PAIRS...", nargs=-1, required=True)
 @click.option(
     "--method",
     "methods",
     type=METHOD_CHOICE,
     multiple=True,
-    help="Method(s) to evaluate (repeatable) [default: all three].",
+    help="Method(s) to evaluate (repeatable) [default: the three model-based ones].",
 )
 @renamed_option("--output-dir", "-o/--output", "output", type=OutputFile(folder=True))
 @click.option(
@@ -397,7 +427,8 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
     is_flag=True,
     help="With --guidance: evaluate only the pairs not used to build it.",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N labelled pairs.")
+@click.option("--limit", type=click.IntRange(min=1),
+              help="Only the first N labelled pairs (of each, with several sources).")
 @renamed_option("--n-boot", "--bootstrap", "bootstrap", type=click.IntRange(min=10))
 @bootstrap_option(DEFAULT_RESAMPLES, minimum=10)
 @ci_seed_option
@@ -411,7 +442,7 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
 @judge_options
 @backend_options(stage="judge", sampling=JUDGE_SAMPLING)
 def judge_eval(
-    pairs_path: str,
+    pairs_paths: tuple[str, ...],
     methods: tuple[str, ...],
     output: Path | None,
     fmt: str,
@@ -432,17 +463,20 @@ def judge_eval(
     """Measure judges against human labels, side by side per method.
 
     LABELLED_PAIRS is a pair file, a dataset folder, or a hub dataset (codeprefbench,
-    bigcodereward; hub:OWNER/NAME for another), with --split and --subset. Reports
-    accuracy and macro-F1 with bootstrap CIs, position consistency, tie rate, confusion
-    matrix and cost; verdicts are journaled per method, so a rerun resumes.
+    bigcodereward; hub:OWNER/NAME for another), with --split and --subset; several
+    (e.g. the four CodePrefBench files) are evaluated together and reported per split,
+    with the published human figures beside them. Reports accuracy (ties as half) and
+    macro-F1 with bootstrap CIs, position consistency, tie rate, confusion matrix and
+    cost; verdicts are journaled per method, so a rerun resumes.
     --seed is the judge's sampling seed; --ci-seed only reseeds the intervals.
     """
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
     console = Console(stderr=True)
-    read = read_pair_inputs((pairs_path,), None, fmt, skip_invalid, console, split=split,
-                            subset=subset)
+    read, split_of = read_labelled_splits(pairs_paths, fmt, skip_invalid, console,
+                                          split=split, subset=subset)
     pairs = [p for p in read.pairs if p.label is not None]
+    pairs_path = ", ".join(pairs_paths)
     if not pairs:
         raise click.ClickException(f"{pairs_path}: no pair has a human label")
     guidance = open_guidance(guidance_dir)
@@ -457,12 +491,14 @@ def judge_eval(
             "are left out)"
         )
     if limit:
-        pairs = pairs[:limit]
+        pairs = first_of_each_split(pairs, split_of, limit)
     methods = methods or ("monolithic", "pointwise", "criteralign")
     out = output
     out.mkdir(parents=True, exist_ok=True)
-    backend = open_backend(backend_config)
+    needs_model = any(m != "evidence" for m in methods)
+    backend = open_backend(backend_config) if needs_model else NoModel()
     results: dict[str, dict[str, Any]] = {}
+    by_split: dict[str, dict[str, dict[str, Any]]] = {}
     started = time.monotonic()
     verdicts_by_method: dict[str, list[Verdict]] = {}
     try:
@@ -477,7 +513,8 @@ def judge_eval(
                 console,
                 stage="judge-eval",
                 inputs={"pairs": read.files.get("pairs", [])},
-                extra={"format": fmt, **read.sources},
+                extra={"format": fmt, **read.sources,
+                       **evidence_binding(settings, opts["tests_sources"])},
                 force_new=force_new,
                 chunk_size=chunk_size,
                 retry_errors=retry_errors,
@@ -485,9 +522,16 @@ def judge_eval(
             )
             verdicts_by_method[method] = verdicts
             results[method] = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
+            results[method]["bias"] = bias_diagnostics(verdicts, pairs, n_boot=bootstrap,
+                                                       seed=ci_seed)
+            if len(set(split_of.values())) > 1 or any(m in ("evidence", "hybrid")
+                                                      for m in methods):
+                by_split[method] = evaluate_by_split(verdicts, split_of, n_boot=bootstrap,
+                                                     seed=ci_seed)
             print_errors(console, verdicts, limit=3)
     finally:
-        report_usage(console, backend, started=started)
+        if needs_model:
+            report_usage(console, backend, started=started)
         backend.close()
     frame = compare_methods(results)
     print_frame(
@@ -496,6 +540,9 @@ def judge_eval(
     )
     for method in methods:
         stdout.print(_confusion_table(method, results[method]["confusion"]))
+    stdout.print(bias_table({m: results[m]["bias"] for m in methods}))
+    if by_split:
+        stdout.print(split_table(by_split, split_criteria(read.pairs, split_of)))
     paired = paired_differences(verdicts_by_method, methods, n_boot=bootstrap, seed=ci_seed)
     for method in methods[1:]:
         diff = paired[f"{method} - {methods[0]}"]
@@ -513,6 +560,9 @@ def judge_eval(
         results=results,
         paired=paired,
     )
+    if by_split:
+        summary["by_split"] = by_split
+        summary["human_reference"] = human_reference()
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     frame.to_csv(out / "summary.csv")
     plot_methods(frame, out / "summary.png")

@@ -25,8 +25,10 @@ from prefjudge.cli.display import progress_bars, report_usage
 from prefjudge.cli.options import renamed_option, source_failure
 from prefjudge.cli.runs import open_journal
 from prefjudge.io import InputError
-from prefjudge.journal import Journal
-from prefjudge.judge import METHODS, JudgeSettings
+from prefjudge.journal import Journal, file_fingerprint
+from prefjudge.judge import METHODS, MODEL_METHODS, JudgeSettings
+from prefjudge.judge.facts.judge import CriterionError, parse_criterion
+from prefjudge.judge.facts.versions import decider_versions
 from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.pairs import open_preference_source, pairs_from_generations
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
@@ -82,6 +84,38 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Folder of prompt templates overriding rubrics/judge/.",
         ),
         click.option(
+            "--criterion",
+            metavar="KINDS",
+            help="evidence/hybrid: what decides every pair, overriding the pairs' own "
+            "criterion: correctness, instructions, efficiency or security, or several in "
+            "order (correctness,efficiency).  [default: the pair's criterion, else "
+            "correctness,instructions,efficiency,security]",
+        ),
+        click.option(
+            "--tests",
+            "tests_sources",
+            metavar="FILE|DATASET",
+            multiple=True,
+            help="evidence/hybrid: tasks whose tests and inputs the correctness and "
+            "efficiency evidence run, by task_id (repeatable: e.g. the HumanEval+ and "
+            "MBPP+ files).",
+        ),
+        click.option(
+            "--fallback",
+            type=click.Choice(sorted(MODEL_METHODS)),
+            default="criteralign",
+            show_default=True,
+            help="hybrid: the model-based method for the pairs the evidence leaves undecided.",
+        ),
+        click.option(
+            "--tokenizer",
+            metavar="MODEL",
+            help="Whose tokenizer counts each response's length (the token_len style "
+            "feature written with every verdict, for `rank --control`): a model name in "
+            "the local Hugging Face cache or a folder with tokenizer.json; never "
+            "downloaded.  [default: words and punctuation marks]",
+        ),
+        click.option(
             "--chunk-size",
             type=click.IntRange(1),
             default=32,
@@ -100,10 +134,22 @@ def make_settings(
     """Build judge settings from the shared options."""
     if opts["min_criteria"] > opts["max_criteria"]:
         raise click.UsageError("--min-criteria must not exceed --max-criteria")
-    try:  # every template the method uses, checked before any model call
-        check_templates(METHOD_STAGES[method], opts["templates"])
-    except TemplateError as exc:
-        raise click.ClickException(str(exc)) from exc
+    model_method = opts["fallback"] if method == "hybrid" else method
+    if model_method in METHOD_STAGES:
+        try:  # every template the method uses, checked before any model call
+            check_templates(METHOD_STAGES[model_method], opts["templates"])
+        except TemplateError as exc:
+            raise click.ClickException(str(exc)) from exc
+    if opts["criterion"]:
+        try:
+            parse_criterion(opts["criterion"])
+        except CriterionError as exc:
+            raise click.BadParameter(str(exc), param_hint="--criterion") from None
+    tests: dict[str, Any] = {}
+    if method in ("evidence", "hybrid"):
+        tests = load_tests(opts["tests_sources"])
+    elif opts["tests_sources"] or opts["criterion"]:
+        raise click.UsageError("--tests and --criterion apply to --method evidence or hybrid")
     return JudgeSettings(
         method=method,
         min_criteria=opts["min_criteria"],
@@ -114,7 +160,54 @@ def make_settings(
         guidance=guidance,
         templates=opts["templates"],
         sampling=config.sampling(**JUDGE_SAMPLING),
+        criterion=opts["criterion"],
+        tests=tests,
+        fallback=opts["fallback"],
+        tokenizer=opts["tokenizer"],
     )
+
+
+def load_tests(sources: Sequence[str]) -> dict[str, Any]:
+    """Tasks by id from ``--tests`` sources (files, folders or hub datasets), merged.
+
+    Raises:
+        click.ClickException: When a source cannot be read, or two give the same task.
+    """
+    tasks: dict[str, Any] = {}
+    for source in sources:
+        try:
+            loaded, _where = open_task_source(source)
+        except SourceError as exc:
+            raise source_failure(exc, "--tests") from exc
+        except InputError as exc:
+            raise click.ClickException(str(exc)) from exc
+        for task_id, task in loaded.items():
+            if task_id in tasks:
+                raise click.ClickException(f"--tests: task {task_id!r} is in two sources")
+            tasks[task_id] = task
+    return tasks
+
+
+def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[str, Any]:
+    """What evidence verdicts depend on besides the model: for the verdict journal.
+
+    Args:
+        settings: The judge settings.
+        sources: The ``--tests`` sources.
+
+    Returns:
+        ``{}`` for the model-based methods; else the criterion, the fallback (hybrid), the
+        test sources' content digests, and the versions of the code that decides
+        (sandbox harness, Ruff, the security analyser).
+    """
+    if settings.method not in ("evidence", "hybrid"):
+        return {}
+    return {
+        "criterion": settings.criterion,
+        "fallback": settings.fallback if settings.method == "hybrid" else None,
+        "tests": [file_fingerprint(s)["sha256"] if Path(s).is_file() else s for s in sources],
+        "deciders": decider_versions(),
+    }
 
 
 def open_guidance(folder: str | None) -> Guidance | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import click
@@ -45,9 +46,14 @@ console = Console(stderr=True)
 @bootstrap_option(DEFAULT_RESAMPLES, help="Bootstrap resamples over tasks.")
 @old_ci_seed_option
 @ci_seed_option
+@click.option("--judge-eval", "judge_eval_path", type=click.Path(exists=True, dir_okay=False,
+                                                                  path_type=Path),
+              default=None, help="A `judge-eval` summary.json: add the judge-bias section "
+                                 "(first-shown, longer, more formatted picks beside the humans').")
 @click.option("--title", default="prefjudge report", show_default=True, help="Page title.")
 def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir: Path | None,
-                   min_pairs: int, bootstrap: int, ci_seed: int, title: str) -> None:
+                   min_pairs: int, bootstrap: int, ci_seed: int, title: str,
+                   judge_eval_path: Path | None) -> None:
     """Write a report of SCORES (scored JSONL from ``prefjudge score``, or - for stdin).
 
     Per model and protocol: pass@1, FR_k, instruction- and task-level IF by k with 95 %
@@ -64,10 +70,21 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
         raise click.ClickException(str(exc)) from exc
     if not records and paper_dir is None:  # with --paper, the paper's own tables still show
         raise click.ClickException(f"{shown(scores)}: no scored records in the file (it is empty)")
+    judge_summary = None
+    if judge_eval_path is not None:
+        try:
+            judge_summary = json.loads(judge_eval_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"{judge_eval_path}: not a judge-eval summary ({exc})"
+                                       ) from None
+        if not isinstance(judge_summary, dict) or not isinstance(
+                judge_summary.get("methods"), dict):
+            raise click.ClickException(f"{judge_eval_path}: not a judge-eval summary.json "
+                                       "(no 'methods' object)")
     try:
         report = build_report([rec for _, rec in records], title=title, source=shown(scores),
                               paper_dir=paper_dir, min_pairs=min_pairs, resamples=bootstrap,
-                              seed=ci_seed)
+                              seed=ci_seed, judge_summary=judge_summary)
     except PaperTableError as exc:
         raise click.ClickException(str(exc)) from exc
     except (UnicodeDecodeError, csv.Error) as exc:  # a paper CSV that is not UTF-8 text

@@ -46,6 +46,7 @@ from pydantic import (
 
 from prefjudge.backends.config import tomllib
 from prefjudge.io import InputError, InputIssue
+from prefjudge.judge.facts.judge import parse_criterion
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -141,12 +142,32 @@ class ModelSpec(BackendSpec):
 
 
 class JudgeSpec(BackendSpec):
-    """``[judge]``: the method, the judge model, guidance, and which pairs."""
+    """``[judge]``: the method, the judge model, guidance, and which pairs.
 
-    method: Literal["criteralign", "monolithic", "pointwise"] = "criteralign"
+    ``method = "evidence"`` needs no judge model (the pairs' tests come from the augmented
+    tasks); ``"hybrid"`` asks the judge model (method ``fallback``) only for the pairs the
+    evidence leaves undecided. ``criterion`` names the evidence kinds that decide, in order.
+
+    ``strategy = "all"`` (the default) judges every model pair on ``pairs`` pairs each.
+    ``strategy = "suggest"`` spends ``budget`` judgments in all (round 0 included) in
+    ``rounds`` rounds: round 0 judges ``seed_judgments`` pairs of every model pair (so
+    that every model is compared), each later round fits the battles so far and judges
+    the model pairs whose next judgments most reduce rank uncertainty
+    (:mod:`prefjudge.ranking.suggest`); ``pairs`` then caps the judgments of one model
+    pair.
+    """
+
+    method: Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"] = (
+        "criteralign")
     max_tokens: int | None = Field(default=None, ge=1)
     guidance: str | None = None
+    criterion: str | None = None
+    fallback: Literal["criteralign", "monolithic", "pointwise"] = "criteralign"
     pairs: int | Literal["all"] = "all"
+    strategy: Literal["all", "suggest"] = "all"
+    budget: int | None = Field(default=None, ge=1)
+    rounds: int = Field(default=4, ge=1, le=100)
+    seed_judgments: int = Field(default=1, ge=1)
 
     @field_validator("pairs")
     @classmethod
@@ -154,6 +175,24 @@ class JudgeSpec(BackendSpec):
         if isinstance(value, int) and value < 1:
             raise ValueError("a budget of pairs per model pair must be at least 1")
         return value
+
+    @field_validator("criterion")
+    @classmethod
+    def _known_kinds(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_criterion(value)  # CriterionError is a ValueError: reported with the line
+        return value
+
+    @model_validator(mode="after")
+    def _budget_goes_with_suggest(self) -> JudgeSpec:
+        if self.strategy == "suggest" and self.budget is None:
+            raise ValueError('strategy = "suggest" needs a budget: the judgments to spend '
+                             "in all, round 0 included")
+        rounds_keys = sorted({"budget", "rounds", "seed_judgments"} & self.model_fields_set)
+        if self.strategy == "all" and rounds_keys:
+            raise ValueError(f"{', '.join(rounds_keys)} apply to strategy = \"suggest\" only; "
+                             'with "all", pairs sets the judgments per model pair')
+        return self
 
 
 class PersonaSpec(BackendSpec):
@@ -213,6 +252,18 @@ class Experiment(_Strict):
                 "single" in self.generate.protocols and 0 in _ks(self.generate.ks)):
             raise ValueError("[personas] compares with the answers to the original prompts: "
                              "[generate] needs protocol 'single' and k = 0")
+        return self
+
+    @model_validator(mode="after")
+    def _budget_covers_round_zero(self) -> Experiment:
+        judge = self.judge
+        if judge is None or judge.strategy != "suggest" or judge.budget is None:
+            return self
+        n_pairs = len(self.models) * (len(self.models) - 1) // 2
+        if judge.budget < judge.seed_judgments * n_pairs:
+            raise ValueError(f"judge.budget = {judge.budget} is below round 0's "
+                             f"{judge.seed_judgments * n_pairs} judgments (seed_judgments = "
+                             f"{judge.seed_judgments} for each of the {n_pairs} model pairs)")
         return self
 
     @field_validator("models")

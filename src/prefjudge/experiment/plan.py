@@ -9,7 +9,9 @@ when it is run by hand) writing into the results folder::
       generations/<model>.jsonl  generate, one file per model
       scores/<model>.jsonl       score (+ .summary.json), one file per model
       scores.jsonl               every model's scores, merged (report, correlate)
-      judgments/<a>__<b>.jsonl   judge, one file per model pair
+      judgments/<a>__<b>.jsonl   judge, one file per model pair (with [judge] strategy =
+                                 "suggest": round 0, then rounds raising --limit on the
+                                 pairs worth judging next)
       battles.jsonl              every verdict, merged (rank)
       ratings.csv/.json/.png     rank
       correlation.csv/.json      correlate (when an Elo file is given)
@@ -27,10 +29,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from prefjudge.experiment.config import BackendSpec, Experiment
 
-CALLS_PER_PAIR = {"monolithic": 2, "pointwise": 3}
+CALLS_PER_PAIR = {"monolithic": 2, "pointwise": 3, "evidence": 0}
 CRITERALIGN_MIN_CALLS = 5  # criteria, two judgings, two syntheses; refinement adds more
 
 
@@ -40,16 +43,18 @@ class Stage:
 
     Attributes:
         kind: ``augment``, ``generate``, ``score``, ``merge-scores``, ``judge``,
-            ``merge-battles``, ``rank``, ``correlate``, ``report``, ``leaderboard``,
-            ``view``.
+            ``judge-rounds``, ``merge-battles``, ``rank``, ``correlate``, ``report``,
+            ``leaderboard``, ``view``.
         label: What the progress display calls it.
         output: The file it writes.
         args: The ``prefjudge`` command line it runs (empty for steps done in-process).
         requests: Model requests a fresh run of it makes.
         bound: ``""`` when ``requests`` is exact, ``"≥"`` when it is a lower bound (the
             judge's refinement depends on ties, a rewrite may be tried again), ``"≤"``
-            when an upper bound (persona stages run on the rewrites that were accepted).
+            when an upper bound (persona stages run on the rewrites that were accepted;
+            the judging budget of suggested rounds), ``"about"`` when neither.
         inputs: Files it reads (merge steps).
+        rounds: The suggested rounds (``judge-rounds`` only).
     """
 
     kind: str
@@ -59,6 +64,53 @@ class Stage:
     requests: int = 0
     bound: str = ""
     inputs: list[Path] = field(default_factory=list)
+    rounds: JudgeRounds | None = None
+
+
+@dataclass(frozen=True)
+class JudgePair:
+    """One model pair's judging command, for the rounds of ``strategy = "suggest"``.
+
+    Attributes:
+        model_a: The first model's name (as its verdicts name it).
+        model_b: The second model's name.
+        output: Its verdict file.
+        args: The ``prefjudge judge`` command line without ``--limit`` (each round
+            raises the limit; the judge resumes, so only the new pairs are judged).
+    """
+
+    model_a: str
+    model_b: str
+    output: Path
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JudgeRounds:
+    """The rounds after round 0 of ``[judge] strategy = "suggest"``.
+
+    Attributes:
+        budget: Judgments in all, round 0 included (capped by what the pairs allow).
+        rounds: Rounds after round 0.
+        seeded: Judgments of round 0 (``seed_judgments`` per model pair).
+        per_pair: The most judgments one model pair can get (its pairs to judge).
+        ties: Tie policy of the fits between rounds (``[rank] ties``).
+        alpha: Regularisation of those fits (``[rank] alpha``).
+        pairs: Every model pair's judging command.
+    """
+
+    budget: int
+    rounds: int
+    seeded: int
+    per_pair: int
+    ties: Literal["half", "drop", "davidson"]
+    alpha: float
+    pairs: tuple[JudgePair, ...]
+
+    def target(self, round_number: int) -> int:
+        """Judgments in all once round ``round_number`` (0 … ``rounds``) is done."""
+        extra = self.budget - self.seeded
+        return self.seeded + -(-extra * round_number // self.rounds)
 
 
 def parse_ks(text: str) -> list[int]:
@@ -103,6 +155,18 @@ def resolve(base: Path, value: str) -> str:
     """A path in the experiment file, relative to it; a hub name as it is."""
     candidate = (base / value).expanduser()
     return str(candidate) if candidate.exists() or "/" not in value.strip("./") else value
+
+
+def judge_bound(method: str, model_method: str) -> str:
+    """How a judge stage's planned requests bound the real ones (``≥``, ``≤`` or exact).
+
+    CriterAlign may refine ties (more calls); ``hybrid`` asks the model only for the pairs
+    the evidence leaves undecided (fewer, so ``≤``, or ``about`` when the fallback is
+    CriterAlign, whose pairs may cost more); the others are exact.
+    """
+    if method == "hybrid":  # fewer pairs reach the model, but CriterAlign's may cost more
+        return "about" if model_method == "criteralign" else "≤"
+    return "≥" if model_method == "criteralign" else ""
 
 
 def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, list[Stage]]:
@@ -160,20 +224,36 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
         per_pair = generations_per_model(experiment, n_tasks)
         if judge.pairs != "all":
             per_pair = min(per_pair, int(judge.pairs))
-        calls = CALLS_PER_PAIR.get(judge.method, CRITERALIGN_MIN_CALLS)
+        model_method = judge.fallback if judge.method == "hybrid" else judge.method
+        calls = CALLS_PER_PAIR.get(model_method, CRITERALIGN_MIN_CALLS)
+        adaptive = judge.strategy == "suggest"
+        limit = min(judge.seed_judgments, per_pair) if adaptive else (
+            None if judge.pairs == "all" else int(judge.pairs))
+        judge_pairs = []
         for a, b in itertools.combinations(experiment.models, 2):
             out = root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
             judgment_files.append(out)
             args = ["judge", str(gen_files[a.name]), str(gen_files[b.name]),
-                    "--tasks", str(augmented), "-o", str(out), "--method", judge.method,
-                    *_backend_args(judge, judge.max_tokens, cache)]
-            if judge.pairs != "all":
-                args += ["--limit", str(judge.pairs)]
+                    "--tasks", str(augmented), "-o", str(out), "--method", judge.method]
+            if judge.method != "evidence":
+                args += _backend_args(judge, judge.max_tokens, cache)
+            if judge.method in ("evidence", "hybrid"):
+                args += ["--tests", str(augmented)]  # the augmented tasks keep their tests
+                if judge.criterion:
+                    args += ["--criterion", judge.criterion]
+            if judge.method == "hybrid":
+                args += ["--fallback", judge.fallback]
             if judge.guidance:
                 args += ["--guidance", resolve(base, judge.guidance)]
-            stages.append(Stage("judge", f"judge {a.name} vs {b.name}", out, args,
-                                requests=per_pair * calls,
-                                bound="≥" if judge.method == "criteralign" else ""))
+            judge_pairs.append(JudgePair(a.name, b.name, out, tuple(args)))
+            if limit is not None:
+                args += ["--limit", str(limit)]
+            stages.append(Stage("judge", f"judge {a.name} vs {b.name}"
+                                + (" (round 0)" if adaptive else ""), out, args,
+                                requests=(limit if adaptive else per_pair) * calls,
+                                bound=judge_bound(judge.method, model_method)))
+        if adaptive:
+            stages.append(_rounds_stage(experiment, root, judge_pairs, per_pair, calls))
         battles = root / "battles.jsonl"
         stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
         rank = experiment.rank
@@ -205,6 +285,23 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
                         ["view", str(root), "-o", str(root / "view.html"),
                          "--title", f"prefjudge — {experiment.experiment.name}"]))
     return root, stages
+
+
+def _rounds_stage(experiment: Experiment, root: Path, pairs: list[JudgePair], per_pair: int,
+                  calls: int) -> Stage:
+    """The rounds of suggested pairs after round 0; the budget bounds their requests."""
+    judge = experiment.judge
+    assert judge is not None and judge.budget is not None
+    seeded = min(judge.seed_judgments, per_pair) * len(pairs)
+    budget = max(min(judge.budget, per_pair * len(pairs)), seeded)
+    rounds = JudgeRounds(budget=budget, rounds=judge.rounds, seeded=seeded, per_pair=per_pair,
+                         ties=experiment.rank.ties, alpha=experiment.rank.alpha,
+                         pairs=tuple(pairs))
+    # at most the budget's judgments; criteralign's calls per judgment vary (≥ 5)
+    bound = "about" if judge.method == "criteralign" else "≤"
+    return Stage("judge-rounds", f"judge: {judge.rounds} rounds of suggested pairs",
+                 root / "judgments", requests=(budget - seeded) * calls, bound=bound,
+                 rounds=rounds)
 
 
 def _persona_stages(experiment: Experiment, root: Path, augmented: Path,

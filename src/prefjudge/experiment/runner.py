@@ -27,6 +27,7 @@ from rich.table import Table
 
 from prefjudge.experiment import leaderboard
 from prefjudge.experiment.config import Experiment
+from prefjudge.experiment.judge_rounds import judge_in_rounds
 from prefjudge.experiment.plan import Stage, build_plan, original_answers, resolve
 from prefjudge.io import read_existing
 from prefjudge.journal import file_fingerprint
@@ -151,6 +152,7 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
                      f"so far: {total_calls}")
         stage.output.parent.mkdir(parents=True, exist_ok=True)
         before, started = cache_entries(cache), time.monotonic()
+        extra: dict[str, Any] = {}
         if stage.args:
             args = list(stage.args)
             if args[0] in COMMANDS_WITH_CONFIG:
@@ -166,6 +168,10 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
                 console.print(f"{model.name}: {kept} answers to the original prompts")
         elif stage.kind == "leaderboard":
             _leaderboard(experiment, root, console)
+        elif stage.kind == "judge-rounds" and stage.rounds is not None:
+            extra["rounds"] = judge_in_rounds(
+                stage.rounds, lambda args: invoke([*args, "--config", str(empty_config)]),
+                console)
         calls = cache_entries(cache) - before
         total_calls += calls
         manifest["stages"].append({
@@ -177,6 +183,7 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
             "planned_requests": stage.requests, "planned_bound": stage.bound or "exact",
             "model_calls": calls,
             "seconds": round(time.monotonic() - started, 2),
+            **extra,
         })
     manifest["model_calls"] = total_calls
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,7 @@ from prefjudge.backends import Backend, Request, Result, Sampling, chat
 from prefjudge.judge.guidance import Guidance
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
-from prefjudge.records import Criterion, Pair, Side, Usage, Verdict
+from prefjudge.records import Criterion, Pair, Side, Task, Usage, Verdict
 
 OnResult = Callable[[Result], None]
 ORDERS = (("forward", False), ("swapped", True))
@@ -42,6 +42,16 @@ class JudgeSettings:
         guidance: HPAG guidance to inject, or None.
         templates: A folder of prompt templates overriding ``rubrics/judge/``.
         sampling: Sampling for every judge call.
+        criterion: For ``evidence`` and ``hybrid``: the evidence kinds that decide every
+            pair, in order (``correctness,efficiency``), overriding the pairs' own
+            ``criterion``; None uses the pair's, else the default order.
+        tests: For ``evidence`` and ``hybrid``: tasks by id whose tests (and inputs) the
+            correctness and efficiency evidence run.
+        fallback: For ``hybrid``: the model-based method that judges the pairs the evidence
+            leaves undecided.
+        tokenizer: Whose tokenizer counts the responses' ``token_len`` style feature (a
+            model name or folder with a ``tokenizer.json`` found offline); None: the
+            fallback counter (:func:`prefjudge.features.tokenizer_for`).
     """
 
     method: str = "criteralign"
@@ -53,6 +63,10 @@ class JudgeSettings:
     guidance: Guidance | None = None
     templates: str | None = None
     sampling: Sampling = field(default_factory=lambda: Sampling(max_tokens=2048))
+    criterion: str | None = None
+    tests: Mapping[str, Task] = field(default_factory=dict)
+    fallback: str = "criteralign"
+    tokenizer: str | None = None
 
     def __post_init__(self) -> None:
         """Check the criteria bounds."""

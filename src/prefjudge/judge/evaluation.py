@@ -12,6 +12,9 @@ counted as ``n_unlabelled``):
   tie on a pair the humans labelled ``A`` or ``B`` scores 0.5 instead of 0 (a common
   convention in the judge literature: a tie is half right about either side). A predicted
   side on a human tie still scores 0;
+* accuracy over all pairs (``accuracy_all_half``): as accuracy with ties as half, but over
+  every labelled pair, an error scoring like a tie (the judge could not decide, so it is
+  right half the time at best by guessing): the figure that does not improve by erring;
 * macro-F1: the unweighted mean of the per-class F1 over the classes (of ``labels``) that
   occur among the gold labels or the predictions of the judged verdicts. Per class,
   precision = TP / (TP + FP) and recall = TP / (TP + FN), each 0 when its denominator is 0,
@@ -180,7 +183,10 @@ def evaluate_verdicts(
 
         * ``methods``: the distinct methods among the labelled verdicts (sorted);
         * ``n`` (labelled pairs), ``n_ok`` (judged), ``n_error``, ``n_unlabelled``;
-        * ``accuracy`` and ``accuracy_ci`` (``[lower, upper]``), ``accuracy_ties_half``;
+        * ``accuracy`` and ``accuracy_ci`` (``[lower, upper]``), ``accuracy_ties_half`` and
+          ``accuracy_ties_half_ci``, ``accuracy_all_half`` and ``accuracy_all_half_ci``;
+        * ``decided_by``: which path decided the verdicts (evidence and hybrid; see
+          :func:`_decided_by`);
         * ``macro_f1`` and ``macro_f1_ci``; ``classes`` (those averaged over) and
           ``per_class`` (class → precision, recall, f1, support, predicted);
         * ``position_consistency`` (with ``n_position_known``), ``tie_rate``,
@@ -216,10 +222,21 @@ def evaluate_verdicts(
 
     accuracy = float(correct.mean()) if n_ok else None
     macro_f1 = float(_macro_f1_coded(gold_coded, pred_coded, class_codes)) if classes else None
-    accuracy_ci = macro_f1_ci = None
+    accuracy_ci = macro_f1_ci = half_ci = None
     if n_ok and n_boot > 0:
         idx = resample_indices(n_ok, n_boot, seed)
         accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
+        half_ci = _percentile_ci(half[idx].mean(axis=1))
+    # over every labelled pair: an error (the judge could not decide) scores like a tie
+    every = np.array([
+        (1.0 if v.preferred == v.label else (0.5 if v.preferred == "tie" and v.label != "tie"
+                                             else 0.0)) if _judged(v)
+        else (0.5 if v.label != "tie" else 0.0)
+        for v in labelled
+    ], dtype=float)
+    every_ci = None
+    if every.size and n_boot > 0:
+        every_ci = _percentile_ci(every[resample_indices(every.size, n_boot, seed)].mean(axis=1))
         if classes:
             macro_f1_ci = _percentile_ci(
                 _macro_f1_coded(gold_coded[idx], pred_coded[idx], class_codes)
@@ -252,6 +269,9 @@ def evaluate_verdicts(
         "accuracy": accuracy,
         "accuracy_ci": accuracy_ci,
         "accuracy_ties_half": float(half.mean()) if n_ok else None,
+        "accuracy_ties_half_ci": half_ci,
+        "accuracy_all_half": float(every.mean()) if every.size else None,
+        "accuracy_all_half_ci": every_ci,
         "macro_f1": macro_f1,
         "macro_f1_ci": macro_f1_ci,
         "classes": classes,
@@ -268,9 +288,62 @@ def evaluate_verdicts(
         ),
         "cost": _cost(labelled),
         "by_category": by_category,
+        "decided_by": _decided_by(labelled),
         "n_boot": int(n_boot),
         "seed": int(seed),
     }
+
+
+def _decided_by(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """Which path decided the verdicts (``evidence:<kind>``, ``llm``), with what the model cost.
+
+    Returns:
+        ``{}`` when no verdict names its path (the model-based methods); else ``counts``
+        (path → verdicts), ``evidence_share`` (share decided by a fact), ``llm_calls_per_pair``
+        (model calls per model-judged verdict) and ``calls_saved`` (evidence-decided
+        verdicts × that mean: what judging them with the model would have cost).
+    """
+    paths = [v.decided_by for v in verdicts if v.decided_by is not None]
+    if not paths:
+        return {}
+    counts = Counter(paths)
+    by_llm = [v for v in verdicts if v.decided_by == "llm"]
+    per_llm = _ratio(sum(v.cost.model_calls for v in by_llm), len(by_llm))
+    decided = sum(1 for v in verdicts if v.decided_by and v.decided_by.startswith("evidence:")
+                  and v.preferred in ("A", "B"))
+    return {
+        "counts": dict(sorted(counts.items())),
+        "evidence_share": _ratio(decided, len(verdicts)),
+        "llm_calls_per_pair": per_llm,
+        "calls_saved": None if per_llm is None else decided * per_llm,
+    }
+
+
+def evaluate_by_split(
+    verdicts: list[Verdict],
+    split_of: dict[str, str],
+    *,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, dict[str, Any]]:
+    """:func:`evaluate_verdicts` per split (e.g. the four CodePrefBench files).
+
+    Args:
+        verdicts: Verdicts of one method over several splits.
+        split_of: Pair id → split name; verdicts of other pairs are left out.
+        n_boot: Bootstrap resamples.
+        seed: RNG seed.
+
+    Returns:
+        Split → result, in the order splits first occur in ``split_of``.
+    """
+    groups: dict[str, list[Verdict]] = {name: [] for name in dict.fromkeys(split_of.values())}
+    for verdict in verdicts:
+        name = split_of.get(verdict.pair_id)
+        if name is not None:
+            groups[name].append(verdict)
+    return {name: evaluate_verdicts(members, n_boot=n_boot, seed=seed)
+            for name, members in groups.items() if members}
 
 
 def _nan(value: float | None) -> float:

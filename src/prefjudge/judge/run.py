@@ -62,6 +62,8 @@ def verdict_journal(
         **model_settings(backend, settings.sampling),
         **(extra or {}),
     }
+    if settings.tokenizer:  # bound only when chosen: files written before it still resume
+        bound["tokenizer"] = settings.tokenizer
     return Journal(
         out,
         Verdict,

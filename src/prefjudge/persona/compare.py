@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prefjudge.backends import Backend, Sampling, chat
+from prefjudge.features import response_features, tokenizer_for
 from prefjudge.judge.common import (
     ORDERS,
     Job,
@@ -107,6 +108,7 @@ def compare(
             jobs.append(Job(f"{item.condition}:{item.task_id}", (i, order), request))
     ledger = Ledger()
     results = run_jobs(backend, jobs, ledger, on_result)
+    counter = tokenizer_for(None)  # one counter for every response: counts compare
     out = []
     for i, item in enumerate(items):
         replies, error = order_replies(results, i, "compare")
@@ -136,6 +138,9 @@ def compare(
                 error=error,
                 judge_model=backend.model_id,
                 cost=ledger.cost(f"{item.condition}:{item.task_id}"),
+                features_a=response_features(item.response_a, counter),
+                features_b=response_features(item.response_b, counter),
+                features_by=counter.name,
             )
         )
     return out

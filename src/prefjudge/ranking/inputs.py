@@ -8,6 +8,18 @@ file, line (record number for JSON arrays) and field, all at once.
 Every battle source (``prefjudge judge`` verdicts, arena CSV/JSONL with their own column
 names and winner labels) is read into :class:`prefjudge.records.Battle` records, the one
 battle contract; :func:`read_battles` returns them as a frame (:func:`battles_frame`).
+
+A battle row may also carry the style features of its two responses (for
+``prefjudge rank --control``, :mod:`prefjudge.ranking.style`): ``features_a`` and
+``features_b``, objects of non-negative numbers, where a value may itself be an object of
+numbers that is summed (``{"token_len": 120, "list_count": {"ordered": 2,
+"unordered": 3}}``, as :func:`prefjudge.features.features_record` writes and
+arena-hard-auto's ``conv_metadata`` has them); in a CSV, a cell holding such a JSON
+object. arena-hard-auto's flat ``conv_metadata`` (``sum_assistant_a_tokens``,
+``header_count_a``, … ``bold_count_b``) is read as the same four features when a row
+has no ``features_a``/``features_b``. They become the frame columns ``fa_<name>`` and
+``fb_<name>`` (:func:`feature_column`; NaN where a row has none), with the tokenizer
+names in ``tokenizer_a``/``tokenizer_b``.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from prefjudge.features import TOKENIZER_KEY
 from prefjudge.io import (
     READ_ERRORS,
     InputError,
@@ -43,6 +56,20 @@ CANONICAL_WINNERS = ("model_a", "model_b", "tie")
 BATTLE_COLUMNS = ["model_a", "model_b", "winner", "weight", "category", "line"]
 """Columns of a battles frame: the :class:`~prefjudge.records.Battle` fields and ``line``."""
 _MAX_ISSUES = 200
+FEATURE_FIELDS = {"a": "features_a", "b": "features_b"}
+"""Row fields holding the style features of each side's response."""
+TOKENIZER_COLUMNS = {"a": "tokenizer_a", "b": "tokenizer_b"}
+"""Frame columns naming the tokenizer that counted each side's ``token_len``."""
+_CONV_METADATA = {
+    "sum_assistant_a_tokens": ("a", "token_len"),
+    "header_count_a": ("a", "header_count"),
+    "list_count_a": ("a", "list_count"),
+    "bold_count_a": ("a", "bold_count"),
+    "sum_assistant_b_tokens": ("b", "token_len"),
+    "header_count_b": ("b", "header_count"),
+    "list_count_b": ("b", "list_count"),
+    "bold_count_b": ("b", "bold_count"),
+}
 
 
 class ModelNameWarning(UserWarning):
@@ -308,13 +335,137 @@ def _checked_battle(
     return battle, []
 
 
+def feature_column(side: str, name: str) -> str:
+    """Frame column of feature ``name`` of side ``a`` or ``b`` (``fa_token_len``)."""
+    return f"f{side}_{name}"
+
+
+@dataclass(frozen=True)
+class BattleFeatures:
+    """Style features of a battle's two responses (either side may have none).
+
+    Attributes:
+        a: Feature name → value for ``model_a``'s response, or None.
+        b: The same for ``model_b``'s response.
+        tokenizer_a: Tokenizer that counted ``a``'s ``token_len``, when recorded.
+        tokenizer_b: The same for ``b``.
+    """
+
+    a: dict[str, float] | None = None
+    b: dict[str, float] | None = None
+    tokenizer_a: str | None = None
+    tokenizer_b: str | None = None
+
+
+def _count(value: Any) -> float | None:
+    """A feature count as a float, or None when it is not a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _feature_value(value: Any, field: str) -> tuple[float | None, list[tuple[str, str]]]:
+    """A number, or an object of numbers summed; ``(None, [(field, problem)])`` otherwise."""
+    if isinstance(value, dict):
+        total = 0.0
+        for key, part in value.items():
+            number = _count(part)
+            if number is None:
+                return None, [(f"{field}.{key}",
+                               f"must be a number >= 0, got {part!r}")]
+            total += number
+        return total, []
+    number = _count(value)
+    if number is None:
+        return None, [(field, "must be a number >= 0 or an object of such numbers (summed), "
+                       f"got {value!r}")]
+    return number, []
+
+
+def _side_features(
+    raw: Any, field: str
+) -> tuple[dict[str, float] | None, str | None, list[tuple[str, str]]]:
+    """Read one ``features_a``/``features_b`` value: ``(features, tokenizer, problems)``."""
+    if _missing(raw):
+        return None, None, []
+    if isinstance(raw, str):  # a CSV cell holding a JSON object
+        try:
+            raw = parse_json(raw)
+        except JsonValueError as exc:
+            return None, None, [(field, f"not a JSON object of features ({exc})")]
+    if not isinstance(raw, dict):
+        return None, None, [(field, f"must be an object of feature counts, got {raw!r}")]
+    features: dict[str, float] = {}
+    problems: list[tuple[str, str]] = []
+    tokenizer = raw.get(TOKENIZER_KEY)
+    if tokenizer is not None and not isinstance(tokenizer, str):
+        problems.append((f"{field}.{TOKENIZER_KEY}",
+                         f"must be the tokenizer's name, got {tokenizer!r}"))
+    for key, value in raw.items():
+        if key == TOKENIZER_KEY:
+            continue
+        number, found = _feature_value(value, f"{field}.{key}")
+        problems.extend(found)
+        if number is not None:
+            features[str(key)] = number
+    return (None if problems else features), tokenizer, problems
+
+
+def _conv_metadata(raw: Any) -> tuple[BattleFeatures, list[tuple[str, str]]]:
+    """arena-hard-auto's flat ``conv_metadata`` as the four features of each side."""
+    if isinstance(raw, str):
+        try:
+            raw = parse_json(raw)
+        except JsonValueError as exc:
+            return BattleFeatures(), [("conv_metadata", f"not a JSON object ({exc})")]
+    if not isinstance(raw, dict):
+        return BattleFeatures(), [("conv_metadata", f"must be an object, got {raw!r}")]
+    sides: dict[str, dict[str, float]] = {"a": {}, "b": {}}
+    problems: list[tuple[str, str]] = []
+    for key, (side, name) in _CONV_METADATA.items():
+        if key in raw:
+            number, found = _feature_value(raw[key], f"conv_metadata.{key}")
+            problems.extend(found)
+            if number is not None:
+                sides[side][name] = number
+    if problems:
+        return BattleFeatures(), problems
+    return BattleFeatures(sides["a"] or None, sides["b"] or None), []
+
+
+def parse_features(data: Mapping[str, Any]) -> tuple[BattleFeatures, list[tuple[str, str]]]:
+    """Read the style features of a battle row (see the module docstring).
+
+    Args:
+        data: The row, column → value.
+
+    Returns:
+        ``(features, problems)``; ``problems`` lists ``(field, message)`` for values that
+        are not non-negative numbers (or objects of them), and then the features are empty.
+    """
+    raw_a, raw_b = data.get(FEATURE_FIELDS["a"]), data.get(FEATURE_FIELDS["b"])
+    if _missing(raw_a) and _missing(raw_b) and not _missing(data.get("conv_metadata")):
+        return _conv_metadata(data["conv_metadata"])
+    a, tokenizer_a, problems = _side_features(raw_a, FEATURE_FIELDS["a"])
+    b, tokenizer_b, problems_b = _side_features(raw_b, FEATURE_FIELDS["b"])
+    problems += problems_b
+    if problems:
+        return BattleFeatures(), problems
+    counted_by = data.get("features_by")  # verdicts and persona comparisons name it once
+    if isinstance(counted_by, str):
+        tokenizer_a, tokenizer_b = tokenizer_a or counted_by, tokenizer_b or counted_by
+    return BattleFeatures(a, b, tokenizer_a, tokenizer_b), []
+
+
 class _BattleTable:
     """Battles gathered as columns (the records themselves are not kept: 1M battles fit)."""
 
     def __init__(self) -> None:
         self.columns: dict[str, list[Any]] = {name: [] for name in BATTLE_COLUMNS}
+        self.features: list[BattleFeatures | None] = []
 
-    def add(self, battle: Battle, line: int) -> None:
+    def add(self, battle: Battle, line: int, features: BattleFeatures | None = None) -> None:
         columns = self.columns
         columns["model_a"].append(battle.model_a)
         columns["model_b"].append(battle.model_b)
@@ -322,12 +473,27 @@ class _BattleTable:
         columns["weight"].append(battle.weight)
         columns["category"].append(battle.category)
         columns["line"].append(line)
+        self.features.append(features if features != BattleFeatures() else None)
 
     def __len__(self) -> int:
         return len(self.columns["line"])
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.columns, columns=BATTLE_COLUMNS)
+        frame = pd.DataFrame(self.columns, columns=BATTLE_COLUMNS)
+        if all(f is None for f in self.features):
+            return frame
+        parts = [frame]
+        for side in ("a", "b"):
+            values = pd.DataFrame.from_records(
+                [(getattr(f, side) or {}) if f else {} for f in self.features],
+                index=frame.index,
+            )
+            parts.append(values.astype(float).rename(columns=lambda c, s=side:
+                                                     feature_column(s, str(c))))
+            parts.append(pd.Series([getattr(f, f"tokenizer_{side}") if f else None
+                                    for f in self.features], index=frame.index,
+                                   name=TOKENIZER_COLUMNS[side], dtype=object))
+        return pd.concat(parts, axis=1)
 
 
 def battles_frame(battles: Iterable[Battle], lines: Iterable[int] | None = None) -> pd.DataFrame:
@@ -374,8 +540,10 @@ def read_battles(
 
     Returns:
         ``(battles, issues)``: the battles as a frame (:func:`battles_frame`: columns
-        ``model_a, model_b, winner, weight, category, line``), and one issue per problem
-        in the rows left out (the first 200, then one issue counting the rest).
+        ``model_a, model_b, winner, weight, category, line``, then the style feature
+        columns when any row has features), and one issue per problem in the rows left
+        out (the first 200, then one issue counting the rest). A row whose features are
+        not numbers is such a problem.
 
     Raises:
         InputError: On invalid rows (unless ``skip_invalid``), an empty file, or when
@@ -403,8 +571,11 @@ def read_battles(
                 unlisted += 1
             continue
         battle, problems = _parse_battle(row, cols, mapping, labels)
+        features, feature_problems = parse_features(row.data)
+        if feature_problems:
+            battle, problems = None, problems + feature_problems
         if battle is not None:
-            table.add(battle, row.line)
+            table.add(battle, row.line, features)
             raw_names.update((row.data[cols.model_a], row.data[cols.model_b]))
         elif len(issues) < _MAX_ISSUES:
             issues.extend(InputIssue(spath, row.line, row.where + field, message)

@@ -1,8 +1,9 @@
 """What ``rank`` and ``correlate`` hand back: fitted leaderboards, joined score tables, JSON.
 
 The commands parse options and print; this module fits one leaderboard or one per
-group, joins a score table to an Elo table model by model, and builds the JSON payloads
-of both commands (non-finite numbers become ``null``). Nothing here prints or writes
+group (plain, or style-controlled with :mod:`prefjudge.ranking.style`), joins a score
+table to an Elo table model by model, and builds the JSON payloads of both commands
+(non-finite numbers become ``null``). Nothing here prints or writes
 files; errors are :class:`RankError`, :class:`~prefjudge.ranking.correlate.CorrelateError`
 or :class:`~prefjudge.io.InputError`.
 """
@@ -21,6 +22,7 @@ import pandas as pd
 
 from prefjudge.ranking import bradley_terry as bt
 from prefjudge.ranking import correlate as corr
+from prefjudge.ranking import style as sc
 from prefjudge.ranking.inputs import is_scored_records, read_model_table, read_scored_records
 from prefjudge.records import Rating
 
@@ -122,15 +124,75 @@ def fit_leaderboards(
     return RankResult(boards, failed, by)
 
 
+def fit_style_leaderboards(
+    frame: pd.DataFrame,
+    by: str | None,
+    control: str,
+    *,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
+) -> RankResult:
+    """Style-controlled :func:`fit_leaderboards` (``rank --control``).
+
+    Args:
+        frame: Battles with the features of ``control`` (every row).
+        by: The user's name of the split column, or None for one leaderboard.
+        control: ``length``, ``markdown`` or ``style``.
+        progress: Called with the number of bootstrap resamples done.
+        **options: Passed to :func:`~prefjudge.ranking.style.style_leaderboard`.
+
+    Returns:
+        The leaderboards (:class:`~prefjudge.ranking.style.StyleLeaderboard`); with
+        ``by``, groups that cannot be ranked are listed in ``failed``.
+
+    Raises:
+        RankError: Without ``by``, when the battles cannot be ranked.
+        ValueError: When an option is out of range.
+    """
+    if not by:
+        return RankResult({"": sc.style_leaderboard(frame, control, progress=progress,
+                                                    **options)})
+    outcome = sc.style_leaderboards_by_group(frame, "category", control, progress=progress,
+                                             **options)
+    boards: dict[str, bt.Leaderboard] = {
+        k: v for k, v in outcome.items() if isinstance(v, sc.StyleLeaderboard)}
+    failed = {k: str(v) for k, v in outcome.items() if not isinstance(v, sc.StyleLeaderboard)}
+    return RankResult(boards, failed, by)
+
+
 def resample_total(frame: pd.DataFrame, by: str | None, resamples: int) -> int:
     """How many bootstrap fits :func:`fit_leaderboards` makes (for a progress bar)."""
     groups = frame["category"].fillna("(none)").nunique() if by else 1
     return resamples * groups
 
 
+def style_summary(board: sc.StyleLeaderboard) -> dict[str, Any]:
+    """The ``style_control`` entry of ``rank --json``: the style coefficients and their fit.
+
+    Args:
+        board: A style-controlled leaderboard.
+
+    Returns:
+        Control, penalty, formula, the tokenizers named by the features, resamples left
+        out, and one row per feature: ``feature, coef, lower, upper, elo_per_sd, mean,
+        std, estimable`` (``coef`` and its interval in log-odds per standard deviation).
+    """
+    return {
+        "control": board.control,
+        "penalty": board.penalty,
+        "C": sc.L2_C if board.penalty == "l2" else None,
+        "formula": sc.STYLE_FORMULA,
+        "coef_unit": "log-odds per standard deviation of z",
+        "tokenizers": board.tokenizers,
+        "incomplete_resamples": board.incomplete_resamples,
+        "coefficients": sc.style_records(board),
+        "model_coef": dict(zip(board.models, board.coef.tolist(), strict=True)),
+    }
+
+
 def board_summary(board: bt.Leaderboard) -> dict[str, Any]:
     """A leaderboard's fit settings and diagnostics, as in ``rank --json``."""
-    return {
+    summary: dict[str, Any] = {
         **board.settings,
         "n_battles": board.n_battles,
         "n_models": len(board.models),
@@ -138,6 +200,9 @@ def board_summary(board: bt.Leaderboard) -> dict[str, Any]:
         "degenerate_resamples": board.degenerate_resamples,
         "components": board.components if len(board.components) > 1 else [],
     }
+    if isinstance(board, sc.StyleLeaderboard):
+        summary["style_control"] = style_summary(board)
+    return summary
 
 
 def rank_formula(scale: str, anchored: bool) -> str:
@@ -159,7 +224,8 @@ def rank_payload(
         skipped: Input rows left out (``--skip-invalid``), listed as text.
 
     Returns:
-        Scale, formula, ratings, skipped rows and the fit summary (per group with ``by``).
+        Scale, formula, ratings, skipped rows and the fit summary (per group with ``by``);
+        a style-controlled fit adds ``style_control`` (:func:`style_summary`) to it.
     """
     payload: dict[str, Any] = {
         "scale": scale,

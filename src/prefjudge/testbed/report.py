@@ -475,6 +475,7 @@ def build_report(
     resamples: int = metrics.DEFAULT_RESAMPLES,
     seed: int = metrics.DEFAULT_SEED,
     categories: dict[str, str] | None = None,
+    judge_summary: dict[str, Any] | None = None,
 ) -> Report:
     """Compute every table and plot of the report.
 
@@ -487,6 +488,7 @@ def build_report(
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         categories: Instruction id -> category (default: the bundled taxonomy).
+        judge_summary: A ``judge-eval`` ``summary.json``, to add the judge-bias section.
 
     Returns:
         The report, ready for :func:`render_html` or :func:`render_markdown`.
@@ -517,7 +519,68 @@ def build_report(
         ]
     if paper_dir is not None:
         report.sections.append(_paper_section(Path(paper_dir)))
+    if judge_summary is not None:
+        report.sections.append(judge_bias_section(judge_summary))
     return report
+
+
+def _rate_text(entry: dict[str, Any]) -> str:
+    if entry.get("rate") is None:
+        return "n/a"
+    ci = entry.get("ci")
+    band = f" [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]" if ci else ""
+    return f"{100 * entry['rate']:.1f} %{band}"
+
+
+def _coef_text(regression: dict[str, Any], name: str) -> tuple[float, str]:
+    coef = regression.get("coefficients", {}).get(name)
+    if coef is None:
+        return float("nan"), "n/a"
+    ci = coef.get("ci")
+    band = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""
+    return float(coef["value"]), f"{coef['value']:+.2f}{band}"
+
+
+def judge_bias_section(summary: dict[str, Any]) -> ReportSection:
+    """The judge's biases beside the humans', from a ``judge-eval`` ``summary.json``.
+
+    Args:
+        summary: The parsed summary (its methods' ``bias`` entries are used).
+
+    Returns:
+        A section with one table: per method, the judge's and the humans' rates of picking
+        the first-shown, longer and more formatted response, and the style regression's
+        length and markdown coefficients, each with its 95 % interval.
+    """
+    rows, shown_rows = [], []
+    tokenizer = "?"
+    for method, result in summary.get("methods", {}).items():
+        bias = result.get("bias")
+        if not bias:
+            continue
+        tokenizer = bias.get("tokenizer", tokenizer)
+        for who in ("judge", "human"):
+            regression = bias["style_regression"][who]
+            length, length_text = _coef_text(regression, "token_len")
+            markdown, markdown_text = _coef_text(regression, "markdown")
+            rates = {key: bias[key][who] for key in ("first_shown", "longer", "more_formatted")}
+            rows.append({"method": method, "who": who,
+                         **{key: rates[key].get("rate") for key in rates},
+                         "length_coef": length, "markdown_coef": markdown})
+            shown_rows.append({"method": method, "who": who,
+                               **{"picks " + key.replace("_", " "): _rate_text(rates[key])
+                                  for key in rates},
+                               "length coef.": length_text, "markdown coef.": markdown_text})
+    text = (f"From judge-eval on {summary.get('pairs', '?')} labelled pairs "
+            f"({summary.get('pairs_file', '')}): how often each judge and the humans pick the "
+            "first-shown, the longer and the more formatted response, and a logistic "
+            "regression of their choices on the standardised length and markdown differences "
+            f"(95 % bootstrap intervals; tokens: {tokenizer}).")
+    return ReportSection(
+        key="judge-bias", title="Judge bias beside the humans'", text=text,
+        tables=[ReportTable("judge and human picks on the same pairs", pd.DataFrame(rows),
+                            pd.DataFrame(shown_rows))],
+    )
 
 
 # --------------------------------------------------------------------------- render

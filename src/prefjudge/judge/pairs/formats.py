@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -289,6 +290,32 @@ def load_codeprefbench(
     return _finish(pairs, issues, skip_invalid)
 
 
+CODEPREFBENCH_CRITERIA = {
+    "correctness": "correctness",
+    "efficiency": "efficiency",
+    "security": "security",
+    "human-preference": None,
+}
+"""CodePrefBench split → the evidence that decides its pairs (None: the developers' overall
+preference, which no single kind of evidence decides; the evidence judge weighs its
+default order)."""
+
+
+def codeprefbench_criterion(where: str) -> str | None:
+    """The criterion of a CodePrefBench split, read from its file name (``security-alignment``).
+
+    Args:
+        where: The split's file path or label (``hub:amazon/CodePrefBench[...]`` names the
+            file it read).
+
+    Returns:
+        ``correctness``, ``efficiency`` or ``security``; None for the human-preference split
+        and for names that are not a split's.
+    """
+    found = re.search(r"(correctness|efficiency|security|human-preference)-alignment", where)
+    return CODEPREFBENCH_CRITERIA[found.group(1)] if found else None
+
+
 def codeprefbench_pairs(
     rows: Iterable[tuple[int, dict[str, Any] | InputIssue]], spath: str, source: str
 ) -> tuple[list[Pair], list[InputIssue]]:
@@ -305,6 +332,7 @@ def codeprefbench_pairs(
     unique = _UniqueIds()
     pairs: list[Pair] = []
     issues: list[InputIssue] = []
+    criterion = codeprefbench_criterion(spath)
     for number, data in rows:
         if isinstance(data, InputIssue):
             issues.append(data)
@@ -366,6 +394,7 @@ def codeprefbench_pairs(
             "votes": _agreement_votes(sides, label),
             "category": task_id.split("/", 1)[0],
             "source": source,
+            "criterion": criterion,
         }
         if annotations is not None:
             fields["annotations"] = annotations

@@ -200,6 +200,8 @@ def pairs_from_generations(
                 model_a=gen_a.model,
                 model_b=gen_b.model,
                 source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
+                instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions
+                else [],
                 **dict(zip(fields, key[1:], strict=True)),
             )
         )

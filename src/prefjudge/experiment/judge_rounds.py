@@ -1,0 +1,98 @@
+"""``[judge] strategy = "suggest"``: spend the judging budget in rounds on the pairs worth it.
+
+Round 0 is the ordinary judge stages with ``--limit seed_judgments`` (every model pair
+compared a little). Each later round reads the verdicts so far, fits Bradley–Terry, asks
+:func:`prefjudge.ranking.suggest.plan_round` how to spend the round's judgments over the
+model pairs, and for each chosen pair runs its ``prefjudge judge`` command again with a
+higher ``--limit``: the judge resumes, so only the new pairs are judged.
+
+Nothing is remembered between runs but the verdict files: a round's target is a number
+of judgments in all (round 0 included), and a rerun compares it with the verdicts on
+disk, so a killed run resumes inside the round it was in and a finished run judges
+nothing. Which pairs of a model pair are judged is the judge's order (``--limit`` takes
+the first N); the rounds choose how many per model pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+
+from prefjudge.experiment.plan import JudgePair, JudgeRounds
+from prefjudge.io import read_existing
+from prefjudge.ranking.suggest import belief_from_counts, counts_from_battles, plan_round
+
+
+def _key(pair: JudgePair) -> tuple[str, str]:
+    return (pair.model_a, pair.model_b) if pair.model_a < pair.model_b else (
+        pair.model_b, pair.model_a)
+
+
+def verdict_battles(verdicts: dict[JudgePair, list[dict[str, Any]]]) -> pd.DataFrame:
+    """The battles of the verdicts that have a winner (errors are never counted).
+
+    Returns:
+        Columns ``model_a, model_b, winner, task_id``.
+    """
+    rows = [(v["model_a"], v["model_b"], v["winner"], v.get("task_id"))
+            for records in verdicts.values() for v in records
+            if v.get("status", "ok") == "ok" and v.get("winner") in ("model_a", "model_b", "tie")]
+    return pd.DataFrame(rows, columns=["model_a", "model_b", "winner", "task_id"])
+
+
+def judge_in_rounds(plan: JudgeRounds, invoke: Callable[[list[str]], None],
+                    console: Console) -> list[dict[str, Any]]:
+    """Run the rounds after round 0 until the budget is spent.
+
+    Args:
+        plan: The rounds (budget, model pairs and their judge commands).
+        invoke: Runs one ``prefjudge`` command line, raising when it fails.
+        console: Where progress goes.
+
+    Returns:
+        One entry per round: ``round``, ``target`` (judgments in all once done),
+        ``planned`` (judgments chosen this run), ``judged`` (new verdicts) and
+        ``model_pairs`` (how many were judged further).
+    """
+    models = sorted({p.model_a for p in plan.pairs} | {p.model_b for p in plan.pairs})
+    exhausted: set[tuple[str, str]] = set()
+    log: list[dict[str, Any]] = []
+    for number in range(1, plan.rounds + 1):
+        verdicts = {pair: read_existing(pair.output) for pair in plan.pairs}
+        spent = sum(len(records) for records in verdicts.values())
+        target = plan.target(number)
+        entry: dict[str, Any] = {"round": number, "target": target, "planned": 0, "judged": 0,
+                                 "model_pairs": 0}
+        log.append(entry)
+        if spent >= target:
+            continue
+        counts = counts_from_battles(verdict_battles(verdicts), models)
+        belief = belief_from_counts(counts, ties=plan.ties, alpha=plan.alpha)
+        capacity = {_key(pair): 0 if _key(pair) in exhausted
+                    else plan.per_pair - len(verdicts[pair]) for pair in plan.pairs}
+        chosen = plan_round(counts, belief, target - spent, ties=plan.ties,
+                            capacity=capacity)
+        entry["planned"] = sum(chosen.values())
+        entry["model_pairs"] = len(chosen)
+        console.print(f"[bold]round {number}/{plan.rounds}[/]: {entry['planned']} judgments over "
+                      f"{len(chosen)} model pairs (to {target} of {plan.budget} in all)")
+        for pair in plan.pairs:
+            more = chosen.get(_key(pair), 0)
+            if not more:
+                continue
+            before = len(verdicts[pair])
+            console.print(f"  {escape(pair.model_a)} vs {escape(pair.model_b)}: "
+                          f"{before} → {before + more}")
+            invoke([*pair.args, "--limit", str(before + more)])
+            after = len(read_existing(pair.output))
+            entry["judged"] += after - before
+            if after < before + more:  # fewer pairs to judge than the plan thought
+                exhausted.add(_key(pair))
+    return log
+
+
+__all__ = ["judge_in_rounds", "verdict_battles"]

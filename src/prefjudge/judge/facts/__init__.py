@@ -1,0 +1,1 @@
+"""Deterministic evidence judges: facts that decide a pair."""

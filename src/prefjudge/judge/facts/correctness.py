@@ -1,0 +1,124 @@
+"""Correctness evidence: run both responses against their task's tests, in the sandbox.
+
+A response that passes every test beats one that fails or times out; two that pass, or two
+that do not, are a tie on correctness. Statuses are kept apart: ``fail`` (a wrong answer,
+a crash of the code) and ``timeout`` both lose to ``pass``, while ``error`` (the sandbox or
+harness could not run the tests, never the code's doing) makes the fact an ``error``, never
+a tie or a loss. A pair whose task has no tests prefjudge can run is ``insufficient``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from prefjudge.records import Fact, FuncResult, Pair, Task
+from prefjudge.sandbox import SandboxLimits, run_functional
+from prefjudge.sandbox.zygote import ZygotePool
+from prefjudge.scoring.verify import extract_code
+
+RUNNABLE_FORMATS = ("bigcodebench", "humaneval", "evalplus", "stdio")
+
+
+def runnable_task(pair: Pair, tasks: Mapping[str, Task]) -> Task | None:
+    """The task whose tests decide ``pair``, when prefjudge can run them.
+
+    Args:
+        pair: The pair (its ``task_id`` names the task).
+        tasks: Tasks by id (from ``--tests``).
+
+    Returns:
+        The task, or None when it is unknown or has no runnable tests.
+    """
+    task = tasks.get(pair.task_id)
+    if task is None or task.test_format not in RUNNABLE_FORMATS:
+        return None
+    return task
+
+
+def correctness_fact(result_a: FuncResult, result_b: FuncResult) -> Fact:
+    """The correctness fact of two test results (see the module docstring).
+
+    Args:
+        result_a: Response A's test result.
+        result_b: Response B's test result.
+
+    Returns:
+        The fact: ``A``/``B`` when exactly one passes, ``tie`` when both or neither pass,
+        ``error`` when either run could not be judged.
+    """
+    detail: dict[str, Any] = {
+        "status_a": result_a.status, "status_b": result_b.status,
+        "detail_a": result_a.detail[:300], "detail_b": result_b.detail[:300],
+    }
+    errored = [side for side, r in (("A", result_a), ("B", result_b)) if r.status == "error"]
+    if errored:
+        why = "; ".join(f"{side}: {r.detail.splitlines()[0] if r.detail else 'error'}"
+                        for side, r in (("A", result_a), ("B", result_b)) if r.status == "error")
+        return Fact(kind="correctness", outcome="error", detail=detail,
+                    fact=f"the tests could not be run for {' and '.join(errored)} ({why})")
+    passed_a, passed_b = result_a.status == "pass", result_b.status == "pass"
+    if passed_a and passed_b:
+        return Fact(kind="correctness", outcome="tie", fact="both pass their tests",
+                    detail=detail)
+    if not passed_a and not passed_b:
+        return Fact(kind="correctness", outcome="tie", detail=detail,
+                    fact=f"neither passes its tests (A: {result_a.status}, B: "
+                    f"{result_b.status})")
+    winner, loser, result = ("A", "B", result_b) if passed_a else ("B", "A", result_a)
+    first_line = result.detail.strip().splitlines()[0][:200] if result.detail.strip() else ""
+    reason = f": {first_line}" if first_line else ""
+    return Fact(kind="correctness", outcome=winner, detail=detail,
+                fact=f"{winner} passes its tests; {loser} does not ({result.status}{reason})")
+
+
+def insufficient(kind: str, why: str) -> Fact:
+    """A fact that cannot be had for a pair (``insufficient``)."""
+    return Fact(kind=kind, outcome="insufficient", fact=why)  # type: ignore[arg-type]
+
+
+def correctness_facts(
+    pairs: Sequence[Pair],
+    tasks: Mapping[str, Task],
+    *,
+    limits: SandboxLimits | None = None,
+    pool: ZygotePool | None = None,
+    on_run: Callable[[], None] | None = None,
+) -> list[Fact]:
+    """Run both responses of every pair against its task's tests (in parallel sandboxes).
+
+    Args:
+        pairs: The pairs.
+        tasks: Tasks by id; a pair whose task is missing or has no tests gets an
+            ``insufficient`` fact.
+        limits: Sandbox limits (defaults: :class:`~prefjudge.sandbox.SandboxLimits`).
+        pool: Zygotes to fork the runs from (kept open by the caller across chunks).
+        on_run: Called after each sandboxed run (progress).
+
+    Returns:
+        One fact per pair, in order.
+    """
+    jobs: list[tuple[Task, str]] = []
+    where: dict[int, int] = {}
+    for index, pair in enumerate(pairs):
+        task = runnable_task(pair, tasks)
+        if task is None:
+            continue
+        where[index] = len(jobs)
+        jobs += [(task, extract_code(pair.response_a)), (task, extract_code(pair.response_b))]
+    results = run_functional(
+        jobs, limits=limits, pool=pool,
+        on_result=None if on_run is None else (lambda _i, _r: on_run()),
+    ) if jobs else []
+    facts = []
+    for index, pair in enumerate(pairs):
+        if index not in where:
+            known = pair.task_id in tasks
+            facts.append(insufficient(
+                "correctness",
+                f"task {pair.task_id!r} has no tests prefjudge can run" if known
+                else f"no tests for task {pair.task_id!r} (give its benchmark with --tests)"))
+            continue
+        first = where[index]
+        facts.append(correctness_fact(results[first], results[first + 1]))
+    return facts

@@ -1,0 +1,142 @@
+"""Each kind of evidence as one function over a chunk of pairs, and what they share.
+
+:class:`EvidenceRun` holds what the kinds share across chunks: the tasks whose tests and
+inputs are run, the sandbox limits and the zygotes runs are forked from (started on first
+use, stopped by :meth:`EvidenceRun.close`). :data:`KIND_RUNNERS` maps each kind to a
+function ``(run, pairs) -> facts``, one fact per pair, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from prefjudge.judge.facts.correctness import correctness_facts, insufficient, runnable_task
+from prefjudge.judge.facts.instructions import instruction_facts
+from prefjudge.records import Fact, Pair, Task
+from prefjudge.sandbox import SandboxLimits, resolve_isolation
+from prefjudge.sandbox.preload import modules_to_preload
+from prefjudge.sandbox.zygote import ZygotePool, zygote_default
+
+
+@dataclass
+class EvidenceRun:
+    """What the evidence kinds share while judging one file.
+
+    Attributes:
+        tasks: Tasks by id (their tests and inputs).
+        limits: Limits of every sandboxed run.
+        correctness: Correctness facts already found, by pair id (efficiency needs both
+            responses to pass first).
+    """
+
+    tasks: Mapping[str, Task]
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    correctness: dict[str, Fact] = field(default_factory=dict)
+    _pool: ZygotePool | None = None
+    _pool_tried: bool = False
+
+    def pool(self) -> ZygotePool | None:
+        """Zygotes for the sandboxed runs (None when zygotes are off)."""
+        if not self._pool_tried:
+            self._pool_tried = True
+            if zygote_default():
+                self._pool = ZygotePool(resolve_isolation(),
+                                        modules_to_preload(self.tasks.values(), ()))
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the zygotes, if any were started."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+def run_correctness(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
+    """Correctness facts of a chunk, remembered for the efficiency kind."""
+    todo = [p for p in pairs if p.pair_id not in run.correctness]
+    if todo:
+        pool = run.pool() if any(runnable_task(p, run.tasks) for p in todo) else None
+        for pair, fact in zip(todo, correctness_facts(todo, run.tasks, limits=run.limits,
+                                                      pool=pool), strict=True):
+            run.correctness[pair.pair_id] = fact
+    return [run.correctness[p.pair_id] for p in pairs]
+
+
+def run_instructions(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
+    """Instruction-following facts of a chunk."""
+    del run
+    return instruction_facts(pairs)
+
+
+def run_security(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
+    """Security facts of a chunk (static analysis; the code never runs)."""
+    del run
+    from prefjudge.judge.facts.security import security_facts
+
+    return security_facts(pairs)
+
+
+def run_efficiency(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
+    """Efficiency facts of a chunk.
+
+    Pairs whose two responses both pass are measured; a pair where one side passes and the
+    other runs out of time is decided by that (:func:`time_limit_fact`); any other failure
+    leaves cost undecidable (``insufficient``).
+    """
+    from prefjudge.judge.facts.efficiency import efficiency_facts
+
+    correct = run_correctness(run, pairs)
+    facts: list[Fact | None] = [None] * len(pairs)
+    measured = []
+    for index, fact in enumerate(correct):
+        if fact.outcome == "error":
+            facts[index] = fact.model_copy(update={"kind": "efficiency"})
+        elif fact.outcome == "insufficient":
+            facts[index] = insufficient("efficiency", fact.fact)
+        elif timed_out_side(fact) is not None:
+            facts[index] = time_limit_fact(fact)
+        elif fact.detail.get("status_a") != "pass" or fact.detail.get("status_b") != "pass":
+            facts[index] = insufficient(
+                "efficiency", f"cost is compared only between correct responses ({fact.fact})")
+        else:
+            measured.append(index)
+    if measured:
+        found = efficiency_facts(run, [pairs[i] for i in measured])
+        for index, fact in zip(measured, found, strict=True):
+            facts[index] = fact
+    return [f for f in facts if f is not None]
+
+
+def timed_out_side(fact: Fact) -> str | None:
+    """The side that ran out of time on tests the other side passed, if exactly that."""
+    statuses = (fact.detail.get("status_a"), fact.detail.get("status_b"))
+    if statuses == ("timeout", "pass"):
+        return "A"
+    if statuses == ("pass", "timeout"):
+        return "B"
+    return None
+
+
+def time_limit_fact(fact: Fact) -> Fact:
+    """Efficiency evidence from a time limit: one side finished its tests, the other did not.
+
+    The limits scale with the reference solution's own time (``max(1 s, 4 x reference)``
+    per input, EvalPlus's rule), so running out of time where the other response finishes
+    is a measured cost difference of at least that factor, not noise.
+    """
+    slow = timed_out_side(fact)
+    fast = "B" if slow == "A" else "A"
+    detail = fact.detail.get(f"detail_{slow.lower()}", "") if slow else ""
+    first = detail.strip().splitlines()[0][:160] if detail.strip() else "time limit exceeded"
+    return Fact(kind="efficiency", outcome=fast, detail={**fact.detail, "counter": "time_limit"},
+                fact=f"{slow} runs out of its time limit on the task's tests where {fast} "
+                f"finishes ({first})")
+
+
+KIND_RUNNERS: dict[str, Callable[[EvidenceRun, Sequence[Pair]], list[Fact]]] = {
+    "correctness": run_correctness,
+    "instructions": run_instructions,
+    "efficiency": run_efficiency,
+    "security": run_security,
+}
