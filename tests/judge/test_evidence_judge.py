@@ -200,3 +200,17 @@ def test_judge_eval_reports_evidence_per_split_beside_the_human_figures(
     assert "judge bias" in result.stdout
     rerun = run_cli(*args)
     assert "16 verdicts already in" in rerun.stderr
+
+
+def test_a_check_that_could_not_run_is_left_out_and_all_left_out_is_an_error() -> None:
+    from prefjudge.judge.facts.instructions import instruction_fact
+    from prefjudge.records import CheckResult
+
+    ok_a = CheckResult(id="style_3", status="pass")
+    ok_b = CheckResult(id="style_3", status="fail")
+    broken_a = CheckResult(id="doc_1", status="error", reason="verifier crashed")
+    broken_b = CheckResult(id="doc_1", status="pass")
+    fact = instruction_fact([ok_a, broken_a], [ok_b, broken_b])
+    assert fact.outcome == "A" and "could not run: doc_1" in fact.fact
+    only_broken = instruction_fact([broken_a], [broken_b])
+    assert only_broken.outcome == "error" and only_broken.detail["left_out"] == ["doc_1"]

@@ -63,3 +63,23 @@ def test_rank_control_reads_the_features_judge_writes(project_root: Path, tmp_pa
     assert style["control"] == "length" and style["tokenizers"] == ["fallback:words+punct"]
     [coef] = style["coefficients"]
     assert coef["feature"] == "token_len" and coef["lower"] <= coef["coef"] <= coef["upper"]
+
+
+def test_pair_with_the_evidence_method_prints_the_deciding_fact(
+    project_root: Path, tmp_path: Path
+) -> None:
+    sample = project_root / "datasets" / "sample"
+    rows = {(r["model"], r["task_id"]): r for r in
+            (json.loads(line) for line in (sample / "generations.jsonl").open())}
+    task = "sample/running_mean"
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text(rows[("sample-strong", task)]["response"])
+    b.write_text("```python\ndef running_mean(values):\n    return values\n```\n")
+    out = tmp_path / "verdict.json"
+    done = run_cli("pair", str(a), str(b), "--instruction", "running means", "--method",
+                   "evidence", "--task-id", task, "--tests", str(sample / "tasks.jsonl"),
+                   "-o", str(out))
+    printed = " ".join((done.stdout + done.stderr).split())
+    assert "verdict: A wins" in printed and "A passes its tests; B does not" in printed
+    verdict = json.loads(out.read_text())
+    assert verdict["decided_by"] == "evidence:correctness" and verdict["cost"]["requests"] == 0
