@@ -6,5 +6,7 @@
   folder, with the model requests each makes;
 - :mod:`~prefjudge.experiment.runner`: runs them in order, resumably, and writes the
   manifest;
+- :mod:`~prefjudge.experiment.judge_rounds`: ``[judge] strategy = "suggest"``: a judging
+  budget spent in rounds on the model pairs ``rank --suggest`` picks;
 - :mod:`~prefjudge.experiment.leaderboard`: the merged leaderboard.
 """

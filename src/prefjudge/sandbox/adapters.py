@@ -120,6 +120,41 @@ def reference_payload(task: Task) -> dict[str, Any]:
     return {**_evalplus_inputs(task), "role": "reference", "code": task.canonical_solution}
 
 
+def perf_payload(
+    task: Task, code: str | None, inputs: list[list[Any]], rounds: int,
+    warm_imports: list[str] | None = None,
+) -> dict[str, Any]:
+    """Payload calling a HumanEval+/MBPP+ function on ``inputs``, ``rounds`` times over.
+
+    Its run's cost is what counts (``RunOutcome.cpu_s``, measured by the supervisor);
+    outputs are not compared (``child/_pj_perf.py``).
+
+    Args:
+        task: The task (entry point, dataset, MBPP+ number for its input types).
+        code: Complete code defining the entry point; None for a baseline run, which
+            does everything but execute and call the code.
+        inputs: Argument lists, as the task stores them (a subset of its inputs).
+        rounds: How many times the code is executed afresh and called on every input.
+        warm_imports: Modules imported before the rounds (the same for every run of a
+            comparison, so that import costs cancel out).
+
+    Raises:
+        TaskNotRunnableError: The task has no entry point, or ``rounds`` is below 1.
+    """
+    _require(task.entry_point, task, "entry_point")
+    _require(rounds >= 1, task, "positive number of rounds")
+    return {
+        "format": "perf",
+        "task_id": task.task_id,
+        "entry_point": task.entry_point,
+        "dataset": evalplus_dataset(task),
+        "code": code,
+        "inputs": inputs,
+        "rounds": int(rounds),
+        "warm_imports": sorted(warm_imports or []),
+    }
+
+
 def _tail(text: str, size: int = 600) -> str:
     text = text.strip()
     return text if len(text) <= size else "..." + text[-size:]

@@ -69,6 +69,9 @@ class RunOutcome:
         outputs: The outputs file (JSON lines) of formats compared outside the sandbox
             (EvalPlus, stdio), as the run left it: untrusted, compared by prefjudge.
         outputs_over_cap: The run's outputs file was larger than the supervisor reads.
+        cpu_s: CPU seconds (user + system) every process of the run used, counted by the
+            kernel and read by the supervisor after it reaped them all: out of the code's
+            reach (None when the supervisor sent no report).
     """
 
     stage: str | None
@@ -84,6 +87,7 @@ class RunOutcome:
     work_replaced: bool = False
     outputs: str | None = None
     outputs_over_cap: bool = False
+    cpu_s: float | None = None
 
 
 # pyarrow (imported by pandas 3 when installed) starts jemalloc's background thread as it
@@ -560,4 +564,12 @@ def outcome_of(streams: Streams, nonce: str) -> RunOutcome:
         work_replaced=outcome.get("work_replaced") is True,
         outputs=outputs if isinstance(outputs := outcome.get("outputs"), str) else None,
         outputs_over_cap=outcome.get("outputs_over_cap") is True,
+        cpu_s=_seconds(outcome.get("cpu_s")),
     )
+
+
+def _seconds(value: Any) -> float | None:
+    """A non-negative, finite number of seconds from a report, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value < float("inf") else None

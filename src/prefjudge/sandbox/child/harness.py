@@ -25,6 +25,7 @@ RUNNERS = {
     "humaneval": ("_pj_check", "run"),
     "evalplus": ("_pj_evalplus", "run"),
     "stdio": ("_pj_stdio", "run"),
+    "perf": ("_pj_perf", "run"),
     "probe": ("_pj_probe", "run"),
 }
 

@@ -18,7 +18,8 @@ by ``unshare``). It reads ``RUN_DIR/config.json`` and ``RUN_DIR/in/*``, then:
 3. waits for it with a wall-clock deadline, then kills every process left (the whole
    pid namespace, or, in ``rlimits`` mode, every descendant it reaps as subreaper);
 4. sends the outcome down the REPORT_FD pipe (never inherited by the harness) as one
-   JSON object: exit status, whether it timed out, and the raw result file the
+   JSON object: exit status, whether it timed out, the CPU time the run's processes
+   used (the kernel's count of its reaped children), and the raw result file the
    harness left (read without following links, size-capped).
 
 ``RUN_DIR`` (config and input files) is only read: in namespace modes it is left behind
@@ -506,6 +507,20 @@ def kill_everything(in_pid_namespace: bool) -> None:
         time.sleep(0.01)
 
 
+def children_cpu_s() -> float:
+    """CPU seconds (user + system) of every process of the run, as the kernel counted them.
+
+    Read by the supervisor once every process of the run is reaped: the harness is its
+    child, and what the harness started and left is reaped here too (pid 1 of the run's
+    pid namespace, or the subreaper in rlimits mode), so the count covers the whole run,
+    threads included. It is the kernel's count, out of reach of the code under test,
+    which can replace its own timers but not this. A supervisor forked from a zygote
+    starts from zero (counts are not inherited across fork).
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def read_capped(directory: int, name: str, cap: int) -> bytes | None:
     """Read a regular file the sandbox wrote, never following links, at most ``cap`` bytes.
 
@@ -789,6 +804,7 @@ def supervise(
     """
     status, outcome["timed_out"] = wait_for(pid, config["timeout_s"])
     kill_everything(in_pid_namespace=config["mode"] != "rlimits")
+    outcome["cpu_s"] = children_cpu_s()
     if status is not None:
         if os.WIFSIGNALED(status):
             outcome["signal"] = os.WTERMSIG(status)
