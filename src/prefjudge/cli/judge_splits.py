@@ -20,6 +20,7 @@ from rich.table import Table
 from prefjudge.cli.judging import PairInputs, read_pair_inputs
 from prefjudge.paths import data_dir
 from prefjudge.records import Pair
+from prefjudge.testbed.report import coef_text, rate_text
 
 REFERENCE_FILE = ("references", "codeprefbench.yaml")
 
@@ -142,23 +143,6 @@ def split_table(by_split: Mapping[str, Mapping[str, Mapping[str, Any]]],
     return table
 
 
-def _rate_cell(entry: Mapping[str, Any]) -> str:
-    if entry.get("rate") is None:
-        return "n/a"
-    ci = entry.get("ci")
-    band = f" [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]" if ci else ""
-    return f"{100 * entry['rate']:.1f} %{band} (n={entry['n']})"
-
-
-def _coef_cell(regression: Mapping[str, Any], name: str) -> str:
-    coef = regression.get("coefficients", {}).get(name)
-    if coef is None:
-        return "n/a"
-    ci = coef.get("ci")
-    band = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""
-    return f"{coef['value']:+.2f}{band}"
-
-
 def bias_table(bias: Mapping[str, Mapping[str, Any]]) -> Table:
     """Per method: the judge's and the humans' first-shown, longer and more formatted picks.
 
@@ -182,8 +166,8 @@ def bias_table(bias: Mapping[str, Mapping[str, Any]]) -> Table:
             regression = result["style_regression"][who]
             table.add_row(
                 method if who == "judge" else "", who,
-                _rate_cell(result["first_shown"][who]), _rate_cell(result["longer"][who]),
-                _rate_cell(result["more_formatted"][who]),
-                _coef_cell(regression, "token_len"), _coef_cell(regression, "markdown"),
+                rate_text(result["first_shown"][who]), rate_text(result["longer"][who]),
+                rate_text(result["more_formatted"][who]),
+                coef_text(regression, "token_len"), coef_text(regression, "markdown"),
             )
     return table

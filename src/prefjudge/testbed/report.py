@@ -524,21 +524,28 @@ def build_report(
     return report
 
 
-def _rate_text(entry: dict[str, Any]) -> str:
+def rate_text(entry: dict[str, Any]) -> str:
+    """A bias rate as ``61.3 % [55–67] (n=120)`` (``n/a`` when undefined)."""
     if entry.get("rate") is None:
         return "n/a"
     ci = entry.get("ci")
     band = f" [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]" if ci else ""
-    return f"{100 * entry['rate']:.1f} %{band}"
+    return f"{100 * entry['rate']:.1f} %{band} (n={entry['n']})"
 
 
-def _coef_text(regression: dict[str, Any], name: str) -> tuple[float, str]:
+def coef_text(regression: dict[str, Any], name: str) -> str:
+    """A style-regression coefficient as ``+0.72 [+0.37, +1.17]`` (``n/a`` when absent)."""
     coef = regression.get("coefficients", {}).get(name)
     if coef is None:
-        return float("nan"), "n/a"
+        return "n/a"
     ci = coef.get("ci")
     band = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""
-    return float(coef["value"]), f"{coef['value']:+.2f}{band}"
+    return f"{coef['value']:+.2f}{band}"
+
+
+def _coef_value(regression: dict[str, Any], name: str) -> float:
+    coef = regression.get("coefficients", {}).get(name)
+    return float("nan") if coef is None else float(coef["value"])
 
 
 def judge_bias_section(summary: dict[str, Any]) -> ReportSection:
@@ -561,14 +568,16 @@ def judge_bias_section(summary: dict[str, Any]) -> ReportSection:
         tokenizer = bias.get("tokenizer", tokenizer)
         for who in ("judge", "human"):
             regression = bias["style_regression"][who]
-            length, length_text = _coef_text(regression, "token_len")
-            markdown, markdown_text = _coef_text(regression, "markdown")
+            length, length_text = _coef_value(regression, "token_len"), coef_text(
+                regression, "token_len")
+            markdown, markdown_text = _coef_value(regression, "markdown"), coef_text(
+                regression, "markdown")
             rates = {key: bias[key][who] for key in ("first_shown", "longer", "more_formatted")}
             rows.append({"method": method, "who": who,
                          **{key: rates[key].get("rate") for key in rates},
                          "length_coef": length, "markdown_coef": markdown})
             shown_rows.append({"method": method, "who": who,
-                               **{"picks " + key.replace("_", " "): _rate_text(rates[key])
+                               **{"picks " + key.replace("_", " "): rate_text(rates[key])
                                   for key in rates},
                                "length coef.": length_text, "markdown coef.": markdown_text})
     text = (f"From judge-eval on {summary.get('pairs', '?')} labelled pairs "
