@@ -1,0 +1,475 @@
+"""Efficiency evidence: which of two correct responses costs less CPU on the task's inputs.
+
+Like EvalPerf, the cost of a HumanEval+/MBPP+ solution is what it takes to run it on the
+task's most demanding inputs, compared between two solutions that both pass the tests.
+
+**The counter.** EvalPerf counts CPU instructions with the hardware performance counters
+(``perf_event_open``, ``PERF_COUNT_HW_INSTRUCTIONS``). They are not available on the
+virtual machines prefjudge is run on (``perf_event_open`` answers ``ENOENT`` for that
+event under KVM, checked on the development machine), and the sandbox's seccomp filter
+refuses ``perf_event_open`` to the code anyway. So the cost here is **CPU time** (user +
+system) of the whole run, counted by the kernel and read by the run's supervisor once it
+has reaped every process of the run (``RunOutcome.cpu_s``, ``counter =
+"cpu_time:rusage"``). It is measured **outside** the code's process: code that replaces
+``time.process_time`` or ``time.perf_counter`` fools nothing, and a process it starts is
+counted too. CPU time grows far less than wall time when other work shares the machine,
+but it is noisier than an instruction count (caches, frequency, and in a virtual machine
+time the hypervisor gave to others), hence the repetition and the noise rule below; pairs
+are best measured one at a time (runs measured side by side disturb each other).
+
+**Repetition.** The task's inputs are small (EvalPerf's performance-exercising inputs are
+not published with the tasks), so one call costs microseconds, far below the few
+milliseconds a sandboxed run costs to start. Each run therefore executes the code afresh
+and calls it on the chosen inputs ``rounds`` times (``child/_pj_perf.py``), with
+``rounds`` picked by probing both sides (outside-measured, too) so that the cheaper side's
+work takes about :data:`TARGET_S` and the dearer side's at most :data:`CAP_S`. The inputs
+are the task's :data:`MAX_INPUTS` heaviest (by the reference solution's CPU time on each,
+then by size). A baseline run does everything but the code (start, copies of the inputs,
+loop); its median is subtracted, so that the costs compared are the code's own.
+
+**Noise.** The baseline, A and B run ``repeats`` times each, interleaved in a seeded
+random order within each round. A side is declared cheaper only when (1) the two sides'
+runs are told apart by a two-sided exact Mann-Whitney test at :data:`ALPHA`, (2) the ratio
+of their net medians reaches ``1 + MIN_RELATIVE``, and (3) the gap between the medians is
+more than :data:`NOISE_FACTOR` times its standard error, estimated from the repeats'
+spread (``1.2533 * hypot(sigma_A, sigma_B) / sqrt(n)``, each sigma a scaled median
+absolute deviation); otherwise the pair is a ``tie``, and the fact says why. A tie that
+the noise alone explains (the ratio reaches (2), but (1) or (3) fails) gets one more batch
+of ``repeats`` runs of each, and is decided again on all of them.
+
+Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side fails or
+times out, on its tests or while measured; the task has no inputs prefjudge can run) and
+``error`` (the sandbox could not run, or the reference solution failed: never the code's
+doing). What the code does inside its own process is still the code's: it may keep results
+from one round to the next in interpreter-wide state, or end its run early with a result it
+forged (it can read its run's nonce there); the kernel's count cannot be faked, but the
+work measured can be skipped by code written to do so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from prefjudge.records import Fact, FuncResult, Pair, Task
+from prefjudge.sandbox.adapters import TaskNotRunnableError, perf_payload, reference_payload
+from prefjudge.sandbox.compare import (
+    REFERENCES,
+    ReferenceOutputs,
+    input_positions,
+    reference_from,
+)
+from prefjudge.sandbox.functional import run_one
+from prefjudge.sandbox.isolation import IsolationPlan
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.preload import imports_of
+from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
+
+if TYPE_CHECKING:
+    from prefjudge.judge.facts.kinds import EvidenceRun
+
+Outcome = Literal["A", "B", "tie", "insufficient", "error"]
+Runner = Callable[[dict[str, Any], SandboxLimits], RunOutcome]
+
+COUNTER = "cpu_time:rusage"
+"""The counter every cost is read from: CPU time of the run's processes (getrusage)."""
+DEFAULT_REPEATS = 7
+MAX_INPUTS = 5
+TARGET_S = 0.03
+CAP_S = 0.5
+PROBE_S = 0.02
+PROBE_FLOOR_S = 0.005
+MAX_PROBES = 6
+MAX_ROUNDS = 200_000
+MIN_RELATIVE = 0.10
+ALPHA = 0.05
+NOISE_FACTOR = 2.0
+MAD_TO_SIGMA = 1.4826
+MEDIAN_ERROR = 1.2533  # standard error of a median of n normal samples: 1.2533 sigma / sqrt(n)
+NET_FLOOR_S = 1e-4
+SIDES = ("A", "B")
+
+
+@dataclass(frozen=True)
+class EfficiencyDecision:
+    """Which side costs less, the sentence saying so, and the measurements behind it.
+
+    Attributes:
+        outcome: ``A``/``B`` (cheaper), ``tie``, ``insufficient`` or ``error``.
+        fact: The finding in words.
+        counter: What was counted (:data:`COUNTER`).
+        inputs: The inputs used, as ``set #index`` (``plus #12``).
+        rounds: How many times each run executed the code and called it on every input.
+        samples: Gross CPU seconds of each run, per side (``A``, ``B``, ``baseline``), in
+            the order they ran.
+        probes: The runs that chose ``rounds``: ``{"rounds", "A", "B", "baseline"}``.
+        stats: Medians, net costs, ratio, noise and p-value of the decision.
+    """
+
+    outcome: Outcome
+    fact: str
+    counter: str = COUNTER
+    inputs: tuple[str, ...] = ()
+    rounds: int = 0
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    probes: tuple[dict[str, float], ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_fact(self) -> Fact:
+        """The decision as an ``efficiency`` :class:`~prefjudge.records.Fact`."""
+        detail = {
+            "counter": self.counter, "inputs": list(self.inputs), "rounds": self.rounds,
+            "samples": {side: list(values) for side, values in self.samples.items()},
+            "probes": [dict(probe) for probe in self.probes], **self.stats,
+        }
+        return Fact(kind="efficiency", outcome=self.outcome, fact=self.fact, detail=detail)
+
+
+class _Stop(Exception):
+    """A measurement that cannot go on: the outcome (insufficient or error) and why."""
+
+    def __init__(self, outcome: Outcome, why: str):
+        super().__init__(why)
+        self.outcome = outcome
+        self.why = why
+
+
+# --- choosing inputs -------------------------------------------------------------------------
+
+
+def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_INPUTS
+                    ) -> list[tuple[str, int, Any]]:
+    """The task's ``count`` most demanding inputs, as ``(set, index, input)``.
+
+    Ranked by the reference solution's CPU time on each (measured in its own sandbox; the
+    reference is trusted code), then by the input's size as JSON.
+    """
+    positions = input_positions(task)
+    ranked = sorted(
+        zip(reference.lines, positions, strict=True),
+        key=lambda pair: (-float(pair[0]["cpu"]), -len(json.dumps(pair[1][2]))),
+    )
+    return [position for _, position in ranked[:count]]
+
+
+def _reference(task: Task, limits: SandboxLimits, run: Runner) -> ReferenceOutputs | FuncResult:
+    doubled = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
+    return REFERENCES.get(
+        task, lambda: reference_from(task, run(reference_payload(task), doubled), doubled))
+
+
+def warm_imports(*codes: str) -> list[str]:
+    """Top-level modules the codes import (imported before every run's rounds)."""
+    modules = set()
+    for code in codes:
+        modules |= {entry for entry in imports_of(code) if ":" not in entry}
+    return sorted(modules)
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Meter:
+    """Runs one side (or the baseline) with a number of rounds; returns its CPU seconds."""
+
+    task: Task
+    codes: dict[str, str | None]
+    inputs: list[Any]
+    warm: list[str]
+    run: Runner
+    limits: SandboxLimits
+
+    def measure(self, side: str, rounds: int) -> float:
+        payload = perf_payload(self.task, self.codes[side], self.inputs, rounds, self.warm)
+        try:
+            outcome = self.run(payload, self.limits)
+        except OSError as exc:
+            raise _Stop("error", f"the sandbox could not start: {exc}") from exc
+        return _cpu_of(side, outcome, self.limits)
+
+
+def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits) -> float:
+    """The run's CPU seconds, or :class:`_Stop` saying why it does not count."""
+    who = "the baseline run" if side == "baseline" else f"{side}'s measurement run"
+    blame: Outcome = "error" if side == "baseline" else "insufficient"
+    if outcome.setup_error:
+        raise _Stop("error", f"the sandbox could not be set up: {outcome.setup_error}")
+    if outcome.timed_out:
+        raise _Stop(blame, f"{who} exceeded its {limits.timeout_s:g} s limit")
+    if outcome.output_exceeded:
+        raise _Stop(blame, f"{who} flooded its output")
+    status = (outcome.result or {}).get("status")
+    if status != "ran":
+        if status == "error":
+            raise _Stop("error", f"{who} could not run: {outcome.result['detail'][:200]}")
+        detail = (outcome.result or {}).get("detail") or "it ended before its rounds finished"
+        raise _Stop(blame, f"{who} did not finish: {str(detail).strip()[:200]}")
+    if outcome.cpu_s is None:
+        raise _Stop("error", f"{who}: the sandbox reported no CPU time")
+    return outcome.cpu_s
+
+
+def _probe(meter: _Meter, rounds: int) -> dict[str, float]:
+    return {"rounds": rounds, **{side: meter.measure(side, rounds)
+                                 for side in ("baseline", *SIDES)}}
+
+
+def _choose_rounds(meter: _Meter) -> tuple[int, list[dict[str, float]]]:
+    """Probe both sides from one round up; the rounds to run each side with.
+
+    Each probe runs the baseline, A and B once (twice when the dearer side's cost would end
+    the probing, keeping the smaller of each: a run slowed by something else only ever
+    costs more). The rounds grow (at most 100-fold a step,
+    so that the dearer side costs about :data:`PROBE_S`) until the cheaper side's work
+    stands out of the start-up cost (above :data:`PROBE_FLOOR_S` and half the cost of a
+    one-round baseline) or the dearer side's reaches :data:`PROBE_S`. The rounds chosen
+    give the cheaper side about :data:`TARGET_S` of work (at least the start-up cost),
+    and the dearer side's run at most :data:`CAP_S` beyond its start-up (its work, and
+    the copies and loop the baseline also pays).
+    """
+    rounds, probes, startup = 1, [], 0.0
+    for _ in range(MAX_PROBES):
+        probe = _probe(meter, rounds)
+        startup = startup or probe["baseline"]
+        net = [max(probe[side] - probe["baseline"], NET_FLOOR_S) for side in SIDES]
+        enough = max(PROBE_FLOOR_S, startup / 2)
+        if max(PROBE_S, enough) <= max(net) < CAP_S:  # would stop here: no fluke?
+            again = _probe(meter, rounds)
+            probe = {key: min(value, again[key]) for key, value in probe.items()}
+            net = [max(probe[side] - probe["baseline"], NET_FLOOR_S) for side in SIDES]
+        probes.append(probe)
+        if min(net) >= enough or max(net) >= max(PROBE_S, enough) or rounds >= MAX_ROUNDS:
+            break
+        step = math.ceil(max(PROBE_S, enough) / max(net))
+        rounds = min(MAX_ROUNDS, rounds * max(2, min(100, step)))
+    per_round = [net_s / rounds for net_s in net]
+    harness_per_round = max(probe["baseline"] - startup, 0.0) / rounds  # copies, loop
+    target = max(TARGET_S, startup)
+    chosen = min(math.ceil(target / min(per_round)),
+                 math.floor(CAP_S / (max(per_round) + harness_per_round)))
+    return max(1, min(MAX_ROUNDS, chosen)), probes
+
+
+# --- deciding --------------------------------------------------------------------------------
+
+
+def _spread(values: Sequence[float]) -> float:
+    """Scaled median absolute deviation (a standard deviation, were the noise normal)."""
+    middle = statistics.median(values)
+    return MAD_TO_SIGMA * statistics.median(abs(v - middle) for v in values)
+
+
+def _p_value(a: Sequence[float], b: Sequence[float]) -> float:
+    from scipy.stats import mannwhitneyu
+
+    return float(mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def decide(samples: dict[str, list[float]], *, min_relative: float = MIN_RELATIVE,
+           alpha: float = ALPHA, noise_factor: float = NOISE_FACTOR
+           ) -> tuple[Outcome, str, dict[str, Any]]:
+    """Decide from the runs' CPU seconds which side is cheaper (see the module docstring).
+
+    Args:
+        samples: Gross CPU seconds of each run: ``A``, ``B`` and ``baseline``.
+        min_relative: Smallest relative difference of net costs that can decide.
+        alpha: Largest Mann-Whitney p-value that can decide.
+        noise_factor: How many times the measured noise the gap must exceed.
+
+    Returns:
+        ``(outcome, fact, stats)``: ``A``, ``B`` or ``tie``; the sentence; the figures.
+    """
+    medians = {side: statistics.median(values) for side, values in samples.items()}
+    net = {side: max(medians[side] - medians["baseline"], NET_FLOOR_S) for side in SIDES}
+    cheap, dear = sorted(SIDES, key=lambda side: net[side])
+    ratio = net[dear] / net[cheap]
+    spread = {side: _spread(samples[side]) for side in SIDES}
+    runs = len(samples["A"])
+    noise = MEDIAN_ERROR * math.hypot(spread["A"], spread["B"]) / math.sqrt(runs)
+    p_value = _p_value(samples["A"], samples["B"])
+    gap = medians[dear] - medians[cheap]
+    stats = {
+        "median_s": medians, "net_s": net, "ratio": ratio, "spread_s": spread,
+        "noise_s": noise, "p_value": p_value, "min_relative": min_relative, "alpha": alpha,
+        "noise_factor": noise_factor,
+    }
+    noise_pct = 100 * max(spread[side] / max(medians[side], NET_FLOOR_S) for side in SIDES)
+    said = (f"A's code took {_seconds(net['A'])} CPU (median of {runs} runs, start-up "
+            f"subtracted) vs B's {_seconds(net['B'])}")
+    if p_value > alpha:
+        why = f"the runs overlap (Mann-Whitney p={p_value:.2g} > {alpha:g})"
+    elif ratio < 1 + min_relative:
+        why = f"{ratio:.2f}x is under the {1 + min_relative:.2f}x needed to decide"
+    elif gap <= noise_factor * noise:
+        why = (f"the gap ({_seconds(gap)}) is within {noise_factor:g}x the noise "
+               f"(±{_seconds(noise)})")
+    else:
+        fact = (f"{said}: {cheap} is {ratio:.1f}x cheaper (noise ±{noise_pct:.0f} %, "
+                f"Mann-Whitney p={p_value:.2g})")
+        return cheap, fact, stats  # type: ignore[return-value]
+    return "tie", f"{said}: no clear difference, {why}", stats
+
+
+def more_would_help(stats: dict[str, Any]) -> bool:
+    """Whether a tie came from noise alone: the costs differ enough, the runs too little."""
+    return stats["ratio"] >= 1 + stats["min_relative"]
+
+
+# --- the comparison --------------------------------------------------------------------------
+
+
+def _interleaved(meter: _Meter, rounds: int, repeats: int, order: random.Random,
+                 samples: dict[str, list[float]]) -> None:
+    """Run the baseline, A and B ``repeats`` times each, in a shuffled order every time."""
+    for _ in range(repeats):
+        sides = ["baseline", *SIDES]
+        order.shuffle(sides)
+        for side in sides:
+            samples[side].append(meter.measure(side, rounds))
+
+
+def correctness_decision(result_a: FuncResult, result_b: FuncResult
+                         ) -> EfficiencyDecision | None:
+    """None when both responses pass their tests, else the decision saying why not.
+
+    Args:
+        result_a: Response A's test result (``prefjudge.sandbox.run_one``).
+        result_b: Response B's.
+
+    Returns:
+        None (both pass: measure them), ``error`` when a run could not be judged (the
+        sandbox, the reference solution, a missing library), else ``insufficient``
+        naming the side that fails or times out.
+    """
+    results = {"A": result_a, "B": result_b}
+    errors = [f"{side}: {r.detail.strip()[:200]}" for side, r in results.items()
+              if r.status == "error"]
+    if errors:
+        return EfficiencyDecision("error", "the tests could not be run (" + "; ".join(errors)
+                                  + ")")
+    failing = [f"{side} does not pass its tests ({r.status}: "
+               f"{(r.detail.strip().splitlines() or [''])[0][:200]})"
+               for side, r in results.items() if r.status != "pass"]
+    if failing:
+        return EfficiencyDecision("insufficient", "cost is compared only between correct "
+                                  "responses: " + "; ".join(failing))
+    return None
+
+
+def compare_efficiency(
+    task: Task,
+    code_a: str,
+    code_b: str,
+    *,
+    plan: IsolationPlan,
+    limits: SandboxLimits,
+    runner: Runner | None = None,
+    repeats: int = DEFAULT_REPEATS,
+    seed: int = 0,
+    check_correct: bool = True,
+    max_inputs: int = MAX_INPUTS,
+) -> EfficiencyDecision:
+    """Measure both responses' CPU cost on the task's heaviest inputs and compare them.
+
+    Args:
+        task: A HumanEval+/MBPP+ task (``test_format == "evalplus"``) with its inputs.
+        code_a: Response A's complete code.
+        code_b: Response B's complete code.
+        plan: How to isolate the runs.
+        limits: Limits of every run (tests and measurements).
+        runner: Runs a payload (default: a fresh sandbox per run under ``plan``; a
+            :class:`~prefjudge.sandbox.zygote.ZygotePool`'s ``run`` forks it instead).
+        repeats: Runs of each side, and of the baseline, behind each median (at least 4:
+            fewer cannot reach a Mann-Whitney p-value of 0.05); twice as many when a
+            first batch leaves a tie that noise alone explains.
+        seed: Seeds the order of the runs within each round.
+        check_correct: Run both responses against the task's tests first (False when the
+            caller knows that both pass).
+        max_inputs: How many of the heaviest inputs every run calls the code on.
+
+    Returns:
+        The decision, with its measurements; never raises for bad code.
+
+    Raises:
+        ValueError: ``repeats`` below 4.
+    """
+    if repeats < 4:
+        raise ValueError(f"repeats must be at least 4, got {repeats}")
+    run = runner or (lambda payload, run_limits: run_in_sandbox(plan, payload, run_limits))
+    codes: dict[str, str | None] = {"A": code_a, "B": code_b, "baseline": None}
+    if task.test_format != "evalplus" or not (task.base_inputs or task.plus_inputs):
+        return EfficiencyDecision("insufficient", f"task {task.task_id} has no HumanEval+/"
+                                  "MBPP+ inputs to measure the code on")
+    if check_correct:
+        problem = correctness_decision(run_one(task, code_a, plan, limits, runner),
+                                       run_one(task, code_b, plan, limits, runner))
+        if problem is not None:
+            return problem
+    try:
+        reference = _reference(task, limits, run)
+    except (OSError, TaskNotRunnableError) as exc:
+        return EfficiencyDecision("error", f"the reference solution could not run: {exc}")
+    if isinstance(reference, FuncResult):
+        return EfficiencyDecision("error", f"the reference solution: {reference.detail[:300]}")
+    chosen = heaviest_inputs(task, reference, max_inputs)
+    names = tuple(f"{name} #{index}" for name, index, _ in chosen)
+    meter = _Meter(task, codes, [inp for _, _, inp in chosen], warm_imports(code_a, code_b),
+                   run, limits)
+    samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
+    rounds, probes = 0, []
+    order = random.Random(seed)
+    try:
+        rounds, probes = _choose_rounds(meter)
+        _interleaved(meter, rounds, repeats, order, samples)
+        outcome, fact, stats = decide(samples)
+        if outcome == "tie" and more_would_help(stats):
+            _interleaved(meter, rounds, repeats, order, samples)
+            outcome, fact, stats = decide(samples)
+    except (_Stop, TaskNotRunnableError) as exc:
+        outcome, why = (exc.outcome, exc.why) if isinstance(exc, _Stop) else ("error", str(exc))
+        return EfficiencyDecision(outcome, why, inputs=names, rounds=rounds,
+                                  samples=samples, probes=tuple(probes))
+    fact = f"{fact}; {rounds} rounds over {len(chosen)} of the task's heaviest inputs"
+    return EfficiencyDecision(outcome, fact, inputs=names, rounds=rounds, samples=samples,
+                              probes=tuple(probes), stats=stats)
+
+
+def efficiency_facts(run: EvidenceRun, pairs: Sequence[Pair], *, seed: int = 0) -> list[Fact]:
+    """Efficiency facts of pairs whose two responses both pass their tests (checked before).
+
+    Args:
+        run: What the evidence kinds share (tasks, limits, zygotes).
+        pairs: The pairs; each task must be in ``run.tasks``.
+        seed: Seeds the order of the runs.
+
+    Returns:
+        One fact per pair, in order (measured one pair at a time).
+    """
+    from prefjudge.sandbox import resolve_isolation
+    from prefjudge.scoring.verify.extract import extract_code
+
+    plan = resolve_isolation()
+    pool = run.pool()
+    runner = None if pool is None else pool.run
+    facts = []
+    for pair in pairs:
+        task = run.tasks.get(pair.task_id)
+        if task is None:
+            facts.append(Fact(kind="efficiency", outcome="insufficient",
+                              fact=f"no task {pair.task_id!r} to measure the code on"))
+            continue
+        decision = compare_efficiency(
+            task, extract_code(pair.response_a), extract_code(pair.response_b), plan=plan,
+            limits=run.limits, runner=runner, seed=seed, check_correct=False)
+        facts.append(decision.to_fact())
+    return facts
