@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from pj_samples import in_sample_libraries
 
 from prefjudge.records import StdioCase, Task
 from prefjudge.sandbox import (
@@ -602,7 +603,8 @@ def test_bigcodebench_stdlib_canonical_solutions_pass_and_mutants_fail(shared_da
 def test_bigcodebench_third_party_canonical_solutions_mostly_pass(shared_data):
     # BigCodeBench v0.1.0 targets pandas 2.0 / numpy 1.x; newer versions break a few
     # reference solutions (e.g. DataFrame.applymap is gone), so expect most, not all.
-    candidates = [t for t in bigcodebench_runnable(shared_data) if not stdlib_only(t)]
+    candidates = [t for t in bigcodebench_runnable(shared_data)
+                  if not stdlib_only(t) and in_sample_libraries(t)]
     tasks = seeded_sample(candidates, SAMPLE // 2)
     jobs = [(t, t.canonical_solution) for t in tasks] + [(t, mutate_return_none(t)) for t in tasks]
     results = run_functional(jobs)

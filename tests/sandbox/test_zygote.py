@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from pj_processes import descends_from
+from pj_samples import in_sample_libraries
 
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
@@ -243,7 +244,7 @@ def test_zygote_outcomes_equal_fresh_process_outcomes(shared_data, name):
     path, sample = BENCHMARKS[name]
     tasks = list(load_tasks(shared_data / "benchmarks" / path).values())
     if name == "bigcodebench":
-        tasks = [t for t in tasks if not missing_libraries(t)]
+        tasks = [t for t in tasks if not missing_libraries(t) and in_sample_libraries(t)]
         if not FULL:
             tasks = [t for t in tasks if t.task_id not in BIGCODEBENCH_SLOW]
     if not FULL:
