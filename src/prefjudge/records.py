@@ -486,6 +486,8 @@ class Battle(BaseModel):
 
 
 Side = Literal["A", "B", "tie"]
+SIDE_WINNERS: dict[str, Winner] = {"A": "model_a", "B": "model_b", "tie": "tie"}
+"""A preferred side as the battle outcome ``rank`` counts."""
 CriterionOutcome = Literal["A", "B", "tie", "insufficient"]
 JudgeMethod = Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"]
 EvidenceKind = Literal["correctness", "efficiency", "security", "instructions"]

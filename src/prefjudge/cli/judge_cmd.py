@@ -50,6 +50,7 @@ from prefjudge.cli.options import (
 )
 from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
+from prefjudge.features import tokenizer_for
 from prefjudge.io import InputError, read_text, summary_path
 from prefjudge.judge.bias import bias_diagnostics
 from prefjudge.judge.evaluation import (
@@ -522,8 +523,9 @@ def judge_eval(
             )
             verdicts_by_method[method] = verdicts
             results[method] = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
-            results[method]["bias"] = bias_diagnostics(verdicts, pairs, n_boot=bootstrap,
-                                                       seed=ci_seed)
+            results[method]["bias"] = bias_diagnostics(
+                verdicts, pairs, counter=tokenizer_for(settings.tokenizer), n_boot=bootstrap,
+                seed=ci_seed)
             if len(set(split_of.values())) > 1 or any(m in ("evidence", "hybrid")
                                                       for m in methods):
                 by_split[method] = evaluate_by_split(verdicts, split_of, n_boot=bootstrap,

@@ -110,6 +110,17 @@ def _regression(x: np.ndarray, y: np.ndarray, n_boot: int, seed: int) -> dict[st
     }
 
 
+def _features(verdict: Verdict, pair: Pair, counter: TokenCounter
+              ) -> tuple[dict[str, int], dict[str, int]]:
+    """Both responses' features: the verdict's own when the same counter wrote them."""
+    if (verdict.features_a is not None and verdict.features_b is not None
+            and verdict.features_by == counter.name):
+        return ({k: int(v) for k, v in verdict.features_a.items()},
+                {k: int(v) for k, v in verdict.features_b.items()})
+    return (response_features(pair.response_a, counter),
+            response_features(pair.response_b, counter))
+
+
 def bias_diagnostics(
     verdicts: Sequence[Verdict],
     pairs: Sequence[Pair],
@@ -124,7 +135,9 @@ def bias_diagnostics(
     Args:
         verdicts: One method's verdicts.
         pairs: The pairs they judge (responses and labels), matched on ``pair_id``.
-        counter: Token counter for ``token_len`` (default: :func:`tokenizer_for(None)`).
+        counter: Token counter for ``token_len`` (default: :func:`tokenizer_for(None)`);
+            verdicts whose features this counter wrote (``features_by``) are not counted
+            again.
         n_boot: Bootstrap resamples of the rates.
         seed: RNG seed.
         regression_resamples: Bootstrap refits of each style regression.
@@ -142,9 +155,7 @@ def bias_diagnostics(
         pair = by_id.get(verdict.pair_id)
         if pair is None or pair.label is None or verdict.status != "ok":
             continue
-        fa = response_features(pair.response_a, counter)
-        fb = response_features(pair.response_b, counter)
-        rows.append((verdict, pair, fa, fb))
+        rows.append((verdict, pair, *_features(verdict, pair, counter)))
     first_judge = np.array([v.orders.get("forward") == "A" for v, *_ in rows
                             if v.orders.get("forward") in ("A", "B")], dtype=float)
     first_human = np.array([p.label == "A" for _, p, *_ in rows if p.label in ("A", "B")],

@@ -34,7 +34,7 @@ from prefjudge.judge.schemas import (
     keyed_items,
     refine_schema,
 )
-from prefjudge.records import Criterion, CriterionVerdict, Pair, Verdict
+from prefjudge.records import SIDE_WINNERS, Criterion, CriterionVerdict, Pair, Verdict
 
 
 @dataclass
@@ -302,7 +302,7 @@ def verdict_record(
     elif "forward" in orders and "swapped" in orders:
         preferred = combine_orders(orders["forward"], orders["swapped"])  # type: ignore[arg-type]
         consistent = orders["forward"] == orders["swapped"]
-    winner = {"A": "model_a", "B": "model_b", "tie": "tie"}.get(preferred or "")
+    winner = SIDE_WINNERS.get(preferred or "")
     return Verdict(
         pair_id=pair.pair_id,
         task_id=pair.task_id,

@@ -27,7 +27,7 @@ from dataclasses import replace
 from prefjudge.backends import Backend
 from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
 from prefjudge.judge.facts.kinds import KIND_RUNNERS, EvidenceRun
-from prefjudge.records import EvidenceKind, Fact, Pair, Verdict
+from prefjudge.records import SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
 
 KINDS: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
 DEFAULT_ORDER: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
@@ -143,7 +143,7 @@ class EvidenceJudge(JudgeMethod):
     def verdict(self, pair: Pair, facts: list[Fact], method: str = "evidence") -> Verdict:
         """The evidence verdict of one pair."""
         preferred, decided_by, error = weigh(facts)
-        winner = {"A": "model_a", "B": "model_b", "tie": "tie"}.get(preferred or "")
+        winner = SIDE_WINNERS.get(preferred or "")
         reason = "; ".join(f"{f.kind}: {f.fact}" for f in facts)
         return Verdict(
             pair_id=pair.pair_id, task_id=pair.task_id, model_a=pair.model_a,
