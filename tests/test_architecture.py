@@ -10,7 +10,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "prefjudge"
 LAYERS = {
     "__main__": 5, "cli": 4,
     "experiment": 3, "view": 3,
-    "testbed": 2, "judge": 2, "persona": 2, "ranking": 2,
+    "testbed": 2, "judge": 2, "scale": 2, "persona": 2, "ranking": 2,
     "scoring": 1,
     "backends": 0, "sandbox": 0, "plots": 0,
 }

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from prefjudge.cli import main
 from prefjudge.cli.display import print_frame, progress_bars
+from prefjudge.cli.engine_options import engine_options, print_nodes, ray_settings
 from prefjudge.cli.options import (
     bootstrap_option,
     ci_seed_option,
@@ -29,8 +30,15 @@ from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin, show
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal
 from prefjudge.records import ScoredSample, Task, model_name_warnings
-from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_report
+from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
 from prefjudge.sandbox.zygote import zygote_default
+from prefjudge.scale.ray_engine import (
+    RayEngineError,
+    RayRun,
+    RaySettings,
+    connect,
+    ray_score_batches,
+)
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from prefjudge.scoring.rows import sample_row
@@ -131,6 +139,7 @@ def _load_all_tasks(
               type=OutputFile(why="it is the prefix of three files (.csv, .json, .png)"),
               default=None, help="Prefix for the summary files (.csv, .json, .png) "
                                  "[default: OUTPUT without its extension + '.summary'].")
+@engine_options
 @force_new_option
 def score_command(
     generations: Path,
@@ -150,6 +159,12 @@ def score_command(
     bootstrap: int,
     ci_seed: int,
     summary_prefix: Path | None,
+    engine: str,
+    address: str,
+    allow_degraded: bool,
+    shard_size: int,
+    shard_cpus: int,
+    max_in_flight: int | None,
     force_new: bool,
 ) -> None:
     """Score GENERATIONS (JSONL, or - for stdin): instruction checks and sandboxed unit tests.
@@ -158,6 +173,10 @@ def score_command(
     95 % task-bootstrap CI, and counts of errors and timeouts) and writes one scored
     record per generation to OUTPUT. Rerunning with the same OUTPUT resumes; OUTPUT is
     locked while a run writes it and bound to its inputs and settings (OUTPUT.journal.json).
+
+    With --engine ray, shards of --shard-size generations are scored on the nodes of a Ray
+    cluster that can sandbox (probed first); the records are the same as a local run's,
+    plus meta.node (where each was scored), written as shards finish.
     """
     try:
         tasks, tasks_origin, task_paths, task_sources = _load_all_tasks(
@@ -186,13 +205,21 @@ def score_command(
         for issue in job.skipped:
             console.print(f"  [yellow]{issue}[/]")
 
+    tests_on = not no_tests and bool(tasks)
+    ray_run = None
+    if engine == "ray":
+        ray_run = _connect_ray(ray_settings(address, allow_degraded, shard_size, shard_cpus,
+                                            max_in_flight), tests_on)
     isolation = isolation_mode = ""
-    if not no_tests and tasks:
+    if ray_run is not None:
+        isolation_mode = ray_run.acceptance.modes() if tests_on else ""
+        isolation = (f"Ray: {len(ray_run.acceptance.accepted)} node(s), {isolation_mode}"
+                     if tests_on else "")
+    elif tests_on:
         report = isolation_report()
         isolation_mode = str(report["mode"])
         use_zygote = zygote_default() if zygote is None else zygote
-        runs = "runs forked from zygotes" if use_zygote else "a fresh process per run"
-        isolation = f"{report['mode']} ({report['reason']}); {runs}"
+        isolation = isolation_line(report, use_zygote)
         if report["isolated"]:
             console.print(f"[green]sandbox: {isolation}[/]")
         else:
@@ -204,13 +231,15 @@ def score_command(
     journal = Journal(
         output, ScoredSample, lambda rec: str(rec.meta.get("key")), stage="score",
         inputs={"generations": generations, "tasks": task_paths},
-        settings={"tests": not no_tests and bool(tasks), "timeout_s": test_timeout,
+        settings={"tests": tests_on, "timeout_s": test_timeout,
                   "memory_mb": memory_mb, "ruff_version": ruff_version(),
                   "sandbox": isolation_mode, "harness": harness_digest(), "profile": profile,
                   "model": model_name,
                   **({"tasks_sources": task_sources} if task_sources else {})},
         force_new=force_new,
     )
+    if ray_run is not None:
+        click.get_current_context().call_on_close(ray_run.close)
     with open_journal(journal, console):
         loading = _load_summary_meanwhile()
         done = set(journal.done)
@@ -228,16 +257,31 @@ def score_command(
             bars = {"verify": progress.add_task("instructions", total=todo)}
             if with_tests:
                 bars["tests"] = progress.add_task("unit tests  ", total=with_tests)
-            for batch in score_batches(
-                job, done=done, workers=workers or os.cpu_count(), limits=limits,
-                run_tests=not no_tests, isolation=isolation, profile=profile,
-                separate_process=verifier, zygote=zygote, preload=preload,
-                on_progress=lambda phase, n: progress.advance(bars[phase], n),
-            ):
-                # Written, then let go: the summary needs only a small row per record, so
-                # memory does not grow by a whole record (response, results) per generation.
-                journal.write_many(batch, keep=False)
-                scored += [(record.meta.get("key"), sample_row(record)) for record in batch]
+            advance = lambda phase, n: progress.advance(bars[phase], n)  # noqa: E731
+            if ray_run is None:
+                batches = score_batches(
+                    job, done=done, workers=workers or os.cpu_count(), limits=limits,
+                    run_tests=not no_tests, isolation=isolation, profile=profile,
+                    separate_process=verifier, zygote=zygote, preload=preload,
+                    on_progress=advance)
+            else:
+                batches = ray_score_batches(
+                    ray_run, job.keys, [gen for _, gen in job.generations],
+                    tasks if tests_on else {}, done=done, limits=limits, profile=profile,
+                    zygote=zygote, preload=preload, on_progress=advance,
+                    on_event=lambda line: progress.console.print(
+                        f"[yellow]{escape(line)}[/]"))
+            try:
+                for batch in batches:
+                    # Written, then let go: the summary needs only a small row per record, so
+                    # memory does not grow by a whole record (response, results) per
+                    # generation.
+                    journal.write_many(batch, keep=False)
+                    scored += [(record.meta.get("key"), sample_row(record)) for record in batch]
+            except RayEngineError as exc:
+                raise click.ClickException(
+                    f"{exc}\n{len(scored)} record(s) scored in this run are in {output}; "
+                    "rerun the command to resume.") from exc
         # The summary's rows, in the output's order: the records it held, then the new ones.
         wanted = set(job.keys)
         rows = [sample_row(rec) for rec in journal.done.values() if rec.meta.get("key") in wanted]
@@ -265,6 +309,16 @@ def score_command(
     if summary["check_errors"].sum() or summary["func_error"].sum():
         console.print("[yellow]some checks or test runs ended in error: they are counted apart, "
                       "not as failures — see the 'reason'/'detail' fields.[/]")
+
+
+def _connect_ray(settings: RaySettings, tests: bool) -> RayRun:
+    """Connect to the Ray cluster and print its nodes; a clear error when none can score."""
+    try:
+        run = connect(settings, tests=tests)
+    except RayEngineError as exc:
+        raise click.ClickException(f"{exc}\nNothing was scored.") from exc
+    print_nodes(run, console)
+    return run
 
 
 EARLY_VERIFIER_BYTES = 1_000_000

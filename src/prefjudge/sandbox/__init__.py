@@ -13,7 +13,12 @@ which :func:`isolation_report` flags with a warning. Statuses are defined in
 :mod:`prefjudge.sandbox.adapters`. Nothing here prints.
 """
 
-from prefjudge.sandbox.detect import SandboxUnavailableError, isolation_report, resolve_isolation
+from prefjudge.sandbox.detect import (
+    SandboxUnavailableError,
+    isolation_line,
+    isolation_report,
+    resolve_isolation,
+)
 from prefjudge.sandbox.functional import harness_digest, run_functional, run_one
 from prefjudge.sandbox.limits import SandboxLimits
 
@@ -21,6 +26,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxUnavailableError",
     "harness_digest",
+    "isolation_line",
     "isolation_report",
     "resolve_isolation",
     "run_functional",

@@ -100,3 +100,17 @@ def isolation_report(mode: str | None = None) -> dict[str, object]:
         to print when isolation is degraded, else None).
     """
     return describe(resolve_isolation(mode))
+
+
+def isolation_line(report: dict[str, object], zygote: bool) -> str:
+    """The one line every scored record carries in ``meta.sandbox``.
+
+    Args:
+        report: :func:`isolation_report` of the machine that runs the tests.
+        zygote: Whether runs are forked from zygotes.
+
+    Returns:
+        E.g. ``namespaces (running as root); runs forked from zygotes``.
+    """
+    runs = "runs forked from zygotes" if zygote else "a fresh process per run"
+    return f"{report['mode']} ({report['reason']}); {runs}"

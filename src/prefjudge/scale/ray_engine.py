@@ -1,0 +1,364 @@
+"""The Ray engine's driver: connect, probe the nodes, schedule shards, collect records.
+
+The driver never scores anything itself. It pins each shard to an accepted node (Ray's
+node-affinity scheduling, hard), asks for the shard's CPUs, memory and -- when it runs
+unit tests -- one unit of :data:`~prefjudge.scale.nodes.SANDBOX_RESOURCE`, and keeps at
+most ``max_in_flight`` shards submitted. A shard whose node is lost (or whose worker dies
+past Ray's own retries) is scheduled again on another accepted node, up to
+``max_retries`` times; an exception raised by prefjudge's own code inside a shard is a
+bug, not a lost node, and stops the run with the shard named. Nodes that join during the
+run are probed and used when accepted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefjudge.records import Generation, ScoredSample, Task
+from prefjudge.sandbox import SandboxLimits
+from prefjudge.scale.nodes import (
+    SANDBOX_RESOURCE,
+    Acceptance,
+    NodeReport,
+    accept_nodes,
+    node_report_here,
+    verdict_versions,
+)
+from prefjudge.scale.shard import Shard, score_shard
+
+RAY_EXTRA_HINT = "--engine ray needs Ray: pip install 'prefjudge[ray]'"
+PROBE_TIMEOUT_S = 120.0
+REFRESH_S = 30.0
+"""How often the driver looks for nodes that joined the cluster."""
+
+
+class RayEngineError(RuntimeError):
+    """The Ray engine cannot go on (no Ray, no accepted node, a shard failing for good)."""
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """How the Ray engine runs (``--engine ray`` and its options).
+
+    Attributes:
+        address: ``auto`` (the cluster this machine belongs to), ``ray://host:port``,
+            ``host:port`` of a head node, or ``local`` (start a Ray instance on this machine
+            whose CPUs are all marked able to sandbox).
+        allow_degraded: Accept nodes that only sandbox in the rlimits fallback.
+        shard_size: Generations per shard.
+        cpus_per_shard: CPUs a shard asks for (and sandboxes it runs at once).
+        memory_mb_per_shard: Memory a shard asks Ray for (logical; Ray's ``memory``).
+        max_in_flight: Most shards submitted at once (None: every accepted slot plus one
+            waiting per node).
+        max_retries: Ray's retries of a shard whose worker died, and the driver's
+            reschedulings of a shard whose node was lost.
+    """
+
+    address: str = "auto"
+    allow_degraded: bool = False
+    shard_size: int = 200
+    cpus_per_shard: int = 1
+    memory_mb_per_shard: int = 1024
+    max_in_flight: int | None = None
+    max_retries: int = 3
+
+
+@dataclass
+class RayRun:
+    """A connection to the cluster and the nodes the driver accepted.
+
+    Attributes:
+        settings: The engine's settings.
+        acceptance: Accepted and refused nodes.
+        tests: Whether shards run unit tests.
+        started_here: Whether this driver started the Ray instance (``address="local"``).
+    """
+
+    settings: RaySettings
+    acceptance: Acceptance
+    tests: bool
+    started_here: bool = False
+    seen: set[str] = field(default_factory=set)
+
+    def close(self) -> None:
+        """Disconnect from the cluster (and stop a Ray instance started here)."""
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+def import_ray() -> Any:
+    """Ray, or a clear error naming the extra to install."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayEngineError(RAY_EXTRA_HINT) from exc
+    return ray
+
+
+def connect(settings: RaySettings, *, tests: bool) -> RayRun:
+    """Connect to the cluster, probe every node and decide which get shards.
+
+    Args:
+        settings: The engine's settings.
+        tests: Whether the shards run unit tests (only sandbox-capable nodes then).
+
+    Returns:
+        The run's connection and node decisions.
+
+    Raises:
+        RayEngineError: Without Ray, or when no node is accepted (the reasons listed).
+    """
+    ray = import_ray()
+    started_here = settings.address == "local"
+    init_args: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING",
+                                 "include_dashboard": False}
+    if started_here:
+        import os
+
+        cpus = os.cpu_count() or 1
+        ray.init(num_cpus=cpus, resources={SANDBOX_RESOURCE: cpus}, **init_args)
+    else:
+        ray.init(address=settings.address, **init_args)
+    run = RayRun(settings=settings, acceptance=Acceptance(), tests=tests,
+                 started_here=started_here)
+    try:
+        reports = probe_nodes(run.seen)
+        run.acceptance = _decide(reports, settings, tests)
+        if not run.acceptance.accepted:
+            refused = "\n".join(f"  {node.label()}: {why}"
+                                for node, why in run.acceptance.refused)
+            raise RayEngineError("no node of the Ray cluster can take shards:\n"
+                                 + (refused or "  the cluster has no alive node"))
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+def _decide(reports: Sequence[NodeReport], settings: RaySettings, tests: bool) -> Acceptance:
+    return accept_nodes(reports, tests=tests, allow_degraded=settings.allow_degraded,
+                        cpus_per_shard=settings.cpus_per_shard, expected=verdict_versions())
+
+
+def _probe_here(node_id: str, cpus: float, slots: float) -> NodeReport:
+    return node_report_here(node_id, cpus=cpus, sandbox_slots=slots)
+
+
+def probe_nodes(seen: set[str]) -> list[NodeReport]:
+    """Probe every alive node not in ``seen`` (added to it): isolation and versions.
+
+    Each probe is a Ray task pinned to its node that asks for no CPU, so a busy node
+    answers too. A node that does not answer within :data:`PROBE_TIMEOUT_S` is reported
+    as ``unavailable``.
+    """
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = ray.remote(num_cpus=0, max_retries=0)(_probe_here)
+    pending = {}
+    for node in ray.nodes():
+        node_id = node["NodeID"]
+        if not node.get("Alive") or node_id in seen:
+            continue
+        seen.add(node_id)
+        resources = node.get("Resources", {})
+        cpus, slots = float(resources.get("CPU", 0)), float(resources.get(SANDBOX_RESOURCE, 0))
+        if cpus <= 0:  # a head node kept free of work: nothing to run there
+            continue
+        strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        ref = probe.options(scheduling_strategy=strategy).remote(node_id, cpus, slots)
+        pending[ref] = (node_id, node.get("NodeManagerHostname", "?"), cpus, slots)
+    reports = []
+    ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=PROBE_TIMEOUT_S)
+    for ref in ready:
+        node_id, host, cpus, slots = pending[ref]
+        try:
+            reports.append(ray.get(ref))
+        except ray.exceptions.RayError as exc:
+            reports.append(NodeReport(node_id, host, "unavailable", f"probe failed: {exc}",
+                                      {}, cpus, slots))
+    for ref in late:
+        node_id, host, cpus, slots = pending[ref]
+        ray.cancel(ref, force=True)
+        reports.append(NodeReport(node_id, host, "unavailable",
+                                  f"no answer to the probe in {PROBE_TIMEOUT_S:g} s", {},
+                                  cpus, slots))
+    return reports
+
+
+def _run_shard(shard: Shard, node: dict[str, str]) -> list[str]:
+    """The Ray task: score the shard on this node; records as JSON (exact round trip)."""
+    return [record.model_dump_json() for record in score_shard(shard, node)]
+
+
+ProgressCallback = Callable[[str, int], None]
+NodeCallback = Callable[[str], None]
+
+
+def ray_score_batches(
+    run: RayRun,
+    keys: Sequence[str],
+    generations: Sequence[Generation],
+    tasks: Mapping[str, Task],
+    *,
+    done: set[str] | frozenset[str] = frozenset(),
+    limits: SandboxLimits | None = None,
+    profile: str = "reference",
+    zygote: bool | None = None,
+    preload: Sequence[str] = (),
+    on_progress: ProgressCallback | None = None,
+    on_event: NodeCallback | None = None,
+) -> Iterator[list[ScoredSample]]:
+    """Score on the cluster, yielding each finished shard's records (the driver writes them).
+
+    Args:
+        run: The connection from :func:`connect`.
+        keys: Journal key of each generation.
+        generations: The run's validated generations, in file order.
+        tasks: Tasks by id (empty: no unit tests).
+        done: Keys already scored (skipped).
+        limits: Sandbox limits per run.
+        profile: Verification profile name.
+        zygote: Fork runs from zygotes (None: each node's default).
+        preload: Extra modules the zygotes import.
+        on_progress: Called with ``(phase, n)`` as a shard finishes (``verify``, ``tests``).
+        on_event: Called with a line when a node is lost, refused or joins.
+
+    Yields:
+        The records of each finished shard, in the order shards finish.
+
+    Raises:
+        RayEngineError: When every accepted node is gone, or a shard failed past its retries.
+    """
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    settings = run.settings
+    todo = [(key, gen) for key, gen in zip(keys, generations, strict=True) if key not in done]
+    shards = [_make_shard(index, todo[start:start + settings.shard_size], tasks, run.tests,
+                          limits or SandboxLimits(), profile, settings, zygote, preload)
+              for index, start in enumerate(range(0, len(todo), settings.shard_size))]
+    remote = ray.remote(
+        num_cpus=settings.cpus_per_shard,
+        memory=settings.memory_mb_per_shard * 1024 * 1024,
+        max_retries=settings.max_retries,
+    )(_run_shard)
+    waiting: deque[int] = deque(range(len(shards)))
+    in_flight: dict[Any, tuple[int, NodeReport]] = {}
+    load: Counter[str] = Counter()
+    failures: Counter[int] = Counter()
+    nodes = {node.node_id: node for node in run.acceptance.accepted}
+    last_refresh = time.monotonic()
+
+    def submit(index: int, node: NodeReport) -> None:
+        shard = shards[index]
+        resources = {SANDBOX_RESOURCE: 1} if shard.tested() else {}
+        ref = remote.options(
+            resources=resources,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
+        ).remote(shard, {"id": node.short_id, "host": node.host, "mode": node.mode})
+        in_flight[ref] = (index, node)
+        load[node.node_id] += 1
+
+    try:
+        while waiting or in_flight:
+            limit = settings.max_in_flight or sum(
+                run.acceptance.capacity[node_id] + 1 for node_id in nodes)
+            while waiting and len(in_flight) < limit:
+                node = _least_loaded(nodes, run.acceptance.capacity, load)
+                if node is None:
+                    break
+                submit(waiting.popleft(), node)
+            if not in_flight:
+                raise RayEngineError(f"{len(waiting)} shard(s) left and no accepted node "
+                                     "alive to run them")
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=REFRESH_S)
+            if time.monotonic() - last_refresh >= REFRESH_S:
+                last_refresh = time.monotonic()
+                _take_new_nodes(run, nodes, on_event)
+            for ref in ready:
+                index, node = in_flight.pop(ref)
+                load[node.node_id] -= 1
+                try:
+                    lines = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # prefjudge's own code failed
+                    raise RayEngineError(f"shard {index} failed on {node.label()}: "
+                                         f"{exc}") from exc
+                except ray.exceptions.RayError as exc:  # node or worker lost
+                    failures[index] += 1
+                    if not _alive(node.node_id):
+                        nodes.pop(node.node_id, None)
+                    if on_event:
+                        on_event(f"shard {index} lost on {node.label()} "
+                                 f"({type(exc).__name__}); scheduled again "
+                                 f"({failures[index]} of {settings.max_retries})")
+                    if failures[index] > settings.max_retries:
+                        raise RayEngineError(f"shard {index} was lost {failures[index]} "
+                                             f"times; last on {node.label()}: {exc}") from exc
+                    waiting.appendleft(index)
+                    continue
+                shard = shards[index]
+                records = [ScoredSample.model_validate_json(line) for line in lines]
+                if on_progress:
+                    on_progress("verify", len(shard.keys))
+                    if shard.tested():
+                        on_progress("tests", shard.tested())
+                yield records
+    finally:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
+
+
+def _make_shard(index: int, part: Sequence[tuple[str, Generation]], tasks: Mapping[str, Task],
+                tests: bool, limits: SandboxLimits, profile: str, settings: RaySettings,
+                zygote: bool | None, preload: Sequence[str]) -> Shard:
+    needed = {gen.task_id: tasks[gen.task_id] for _, gen in part if gen.task_id in tasks}
+    return Shard(index=index, keys=[key for key, _ in part],
+                 generations=[gen for _, gen in part], tasks=needed, tests=tests,
+                 limits=limits, profile=profile, workers=settings.cpus_per_shard,
+                 zygote=zygote, preload=tuple(preload))
+
+
+def _least_loaded(nodes: Mapping[str, NodeReport], capacity: Mapping[str, int],
+                  load: Mapping[str, int]) -> NodeReport | None:
+    """The accepted node with the most free share of its slots (one waiting shard allowed)."""
+    best, best_share = None, None
+    for node_id in sorted(nodes):
+        slots = max(capacity[node_id], 1)
+        if load.get(node_id, 0) >= slots + 1:
+            continue
+        share = load.get(node_id, 0) / slots
+        if best_share is None or share < best_share:
+            best, best_share = nodes[node_id], share
+    return best
+
+
+def _alive(node_id: str) -> bool:
+    import ray
+
+    return any(node["NodeID"] == node_id and node.get("Alive") for node in ray.nodes())
+
+
+def _take_new_nodes(run: RayRun, nodes: dict[str, NodeReport],
+                    on_event: NodeCallback | None) -> None:
+    """Probe nodes that joined since the last look; use those accepted."""
+    reports = probe_nodes(run.seen)
+    if not reports:
+        return
+    decision = _decide(reports, run.settings, run.tests)
+    for node in decision.accepted:
+        nodes[node.node_id] = node
+        run.acceptance.accepted.append(node)
+        run.acceptance.capacity[node.node_id] = decision.capacity[node.node_id]
+        if on_event:
+            on_event(f"node joined: {node.label()}, {node.mode}")
+    for node, why in decision.refused:
+        run.acceptance.refused.append((node, why))
+        if on_event:
+            on_event(f"node refused: {node.label()}: {why}")
