@@ -17,9 +17,11 @@ Backends: ``openai`` (:mod:`.openai_http`), ``vllm`` (:mod:`.vllm_inproc`) and `
 (:mod:`.embedded`). Their heavy dependencies are imported only when a backend is created.
 
 ``backend.identity()`` says which model answers (kind, model id, endpoint, weights, output
-options); every cache key is built from it. Only valid replies are cached; inside
-``with backend.fresh_calls():`` the cache is not read (but still written), e.g. to retry
-errors.
+options); every cache key is built from it. The ``openai`` backend may send the requests of
+one model to several replicas (``base_url`` a list): its identity names the set of replicas,
+never the one that answered, so the cache is the same whichever did. Only valid replies
+are cached; inside ``with backend.fresh_calls():`` the cache is not read (but still
+written), e.g. to retry errors.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ def create_backend(config: BackendConfig) -> Backend:
                 base_url=config.base_url,
                 api_key_env=config.api_key_env,
                 model_id=config.model_id,
+                endpoint_id=config.endpoint_id,
                 cache=cache,
                 max_concurrency=config.max_concurrency,
                 timeout=config.timeout,

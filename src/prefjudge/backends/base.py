@@ -157,6 +157,9 @@ class Result(BaseModel):
         cached: True when the reply came from the cache (no model call was made).
         prompt_tokens: Prompt tokens of the model calls made for this request.
         completion_tokens: Completion tokens of the model calls made for this request.
+        endpoint: Which server gave the last reply (``openai``: the normalised base URL of
+            the replica that answered); None when the reply came from the cache, no reply
+            came, or the model runs in process. Provenance only: never part of a cache key.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -172,6 +175,7 @@ class Result(BaseModel):
     cached: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    endpoint: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -200,8 +204,11 @@ class Backend(Protocol):
         """Return what identifies the model that answers: the basis of every cache key.
 
         A JSON-serialisable dict: ``backend`` (kind), ``model`` (``model_id``),
-        ``endpoint`` (the normalised base URL for ``openai``; ``vllm:<model path or hub
-        name>`` in process), ``weights`` (in process: the local folder with a fingerprint
+        ``endpoint`` (the normalised base URL for ``openai``; for several replicas of
+        one model, their normalised URLs sorted and joined by ``", "``, so neither the
+        order they were given in nor the replica that answered changes it; an explicit
+        ``--endpoint-id`` instead of either; ``vllm:<model path or hub name>`` in process),
+        ``weights`` (in process: the local folder with a fingerprint
         of its files, or the hub name and revision; None over HTTP, where the weights
         behind a URL cannot be seen) and ``options`` (settings that change outputs:
         strict schema mode, extra request fields, output-changing engine arguments).
@@ -249,16 +256,21 @@ class Backend(Protocol):
 
 @dataclass
 class Completion:
-    """One raw reply from a model (what the cache stores)."""
+    """One raw reply from a model (what the cache stores).
+
+    ``endpoint`` says which server gave it (the replica, over HTTP); like ``cached`` it is
+    not stored, so a cached reply is the same whichever replica first gave it.
+    """
 
     text: str
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    endpoint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the cached form (without the ``cached`` flag)."""
+        """Return the cached form (without the ``cached`` flag and the ``endpoint``)."""
         return {
             "text": self.text,
             "finish_reason": self.finish_reason,
@@ -525,6 +537,7 @@ class BackendBase:
             cached=all_cached and attempts > 0,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            endpoint=None if completion is None or completion.cached else completion.endpoint,
         )
 
     def close(self) -> None:

@@ -6,7 +6,7 @@ Precedence, lowest first: built-in defaults, the ``[backend]`` table, the stage'
     # prefjudge.toml
     [backend]
     kind = "openai"                      # openai | vllm | embedded
-    base_url = "http://127.0.0.1:8000/v1"
+    base_url = "http://127.0.0.1:8000/v1"  # or a list: replicas of one model
     model = "Qwen/Qwen2.5-Coder-7B-Instruct"
     api_key_env = "OPENAI_API_KEY"       # the variable's name, never the key itself
     max_concurrency = 16
@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,12 +55,18 @@ class BackendConfig(BaseModel):
         kind: ``openai`` (any OpenAI-compatible HTTP endpoint), ``vllm`` (in-process
             engine) or ``embedded`` (SmolLM2-135M via vLLM; chance-level judge).
         model: Model name (openai), or model name/folder (vllm).
-        base_url: Endpoint of an OpenAI-compatible server; None means OpenAI's.
+        base_url: Endpoint of an OpenAI-compatible server; None means OpenAI's. A list
+            names replicas of one model (each request goes to the least-loaded one; a
+            failed call is retried on another); a list of one is that URL.
         api_key_env: Name of the environment variable that holds the API key.
         model_id: Model name in results and cache keys (defaults to the model name). The
             cache keys also cover the endpoint (and, in process, the weights), so set it
             only when one URL serves different weights under one name over time.
-        max_concurrency: Most HTTP requests in flight at once.
+        endpoint_id: The endpoint in cache keys and output bindings instead of the URL
+            (several replicas: their sorted URLs), e.g. to keep a deployment's cache and
+            resumable outputs while its replicas change (openai).
+        max_concurrency: Most HTTP requests in flight at once, per endpoint (each replica
+            of ``base_url`` has its own limit).
         timeout: Deadline in seconds for one whole HTTP call (connect and the complete
             reply); a call past it is retried like any timeout.
         max_retries: Transport retries per call (timeouts, 429, 5xx, malformed bodies).
@@ -82,9 +88,10 @@ class BackendConfig(BaseModel):
 
     kind: BackendKind = "openai"
     model: str | None = None
-    base_url: str | None = None
+    base_url: str | list[str] | None = None
     api_key_env: str = "OPENAI_API_KEY"
     model_id: str | None = None
+    endpoint_id: str | None = None
     max_concurrency: int = Field(default=8, ge=1)
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=6, ge=0)
@@ -99,6 +106,17 @@ class BackendConfig(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=1024, ge=1)
     seed: int | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _replicas(cls, value: str | list[str] | None) -> str | list[str] | None:
+        """One URL stays a string (a list of one becomes it); several must be distinct."""
+        if value is None or isinstance(value, str):
+            return value
+        from prefjudge.backends.openai_http import replica_urls
+
+        urls = replica_urls(value)  # ValueError (empty, repeated) becomes a ConfigError
+        return urls[0] if len(urls) == 1 else urls
 
     def cache_path(self) -> Path:
         """Return the response cache file this configuration uses."""

@@ -7,6 +7,17 @@ backoff, honouring ``Retry-After``. ``timeout`` is a deadline for a whole HTTP c
 (connect, send, and every byte of the reply), so a server that trickles bytes or never ends
 its body cannot stall a run. Structured requests send the standard
 ``response_format={"type": "json_schema", ...}``.
+
+Replicas: ``base_url`` may list several servers of one model (``vllm serve`` replicas, a
+data-parallel deployment's front ends). Each has its own client and its own
+``max_concurrency`` slots (:class:`_ReplicaPool`); every call goes to the least-loaded
+replica that is up (fewest calls in flight, ties to the one given first). A replica whose
+call fails with a connection error, a timeout or a 5xx is left alone for a cool-down (the
+backoff delay, doubling while it keeps failing) and the call is retried on another one,
+at once when one has a free slot: the same retry budget (``max_retries``) covers every
+replica. The cache key names the set of replicas, never the one that answered (see
+``BackendBase.identity``); which one answered is in ``Result.endpoint`` and the run's
+summary (:attr:`OpenAIBackend.notice`).
 """
 
 from __future__ import annotations
@@ -17,7 +28,9 @@ import email.utils
 import os
 import random
 import time
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -64,6 +77,61 @@ def normalize_base_url(base_url: str | None) -> str:
     return url.rstrip("/")
 
 
+def replica_urls(base_url: str | Sequence[str] | None) -> list[str]:
+    """Return the replicas' URLs as given: none (OpenAI's default), one, or several.
+
+    Args:
+        base_url: ``--base-url`` (repeatable): None, one URL, or a list of URLs.
+
+    Returns:
+        The URLs in the order given (an empty list for None).
+
+    Raises:
+        ValueError: When the list is empty or names one endpoint twice (after
+            :func:`normalize_base_url`: ``http://H/v1/`` and ``http://h/v1`` are one).
+    """
+    if base_url is None:
+        return []
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
+    if not urls:
+        raise ValueError("no base URL given (give at least one, or none for the default)")
+    seen: dict[str, str] = {}
+    for url in urls:
+        if not isinstance(url, str) or not url.strip():
+            raise ValueError(f"not a base URL: {url!r}")
+        key = normalize_base_url(url)
+        if key in seen:
+            raise ValueError(f"{url!r} and {seen[key]!r} are the same endpoint; give it once")
+        seen[key] = url
+    return urls
+
+
+def endpoint_identity(
+    base_url: str | Sequence[str] | None, endpoint_id: str | None = None
+) -> str:
+    """Return the endpoint as the cache keys and output bindings know it.
+
+    One URL: its normalised form (what every earlier prefjudge used, so existing caches
+    keep answering). Several replicas: their normalised URLs, sorted and joined by
+    ``", "``, so that neither the order they were given in nor which replica answered
+    changes a key. ``endpoint_id`` (``--endpoint-id``) replaces either: a name for the
+    deployment, e.g. to keep one identity while replicas come and go.
+
+    Args:
+        base_url: None, one URL, or the replicas' URLs.
+        endpoint_id: An explicit identity (normalised like a URL when it is one).
+
+    Returns:
+        The endpoint identity.
+    """
+    if endpoint_id is not None and endpoint_id.strip():
+        return normalize_base_url(endpoint_id)
+    urls = replica_urls(base_url)
+    if len(urls) <= 1:
+        return normalize_base_url(urls[0] if urls else None)
+    return ", ".join(sorted(normalize_base_url(url) for url in urls))
+
+
 def parse_retry_after(headers: Any) -> float | None:
     """Read a server's requested delay from ``Retry-After`` / ``retry-after-ms`` headers.
 
@@ -100,12 +168,165 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+@dataclass
+class Replica:
+    """One server of the model, and what it did over the backend's lifetime.
+
+    Attributes:
+        url: The base URL as given (None: the ``openai`` client's default).
+        endpoint: Its normalised form (the ``Result.endpoint`` of the replies it gave).
+        calls: HTTP calls sent to it.
+        answered: Calls it answered (a reply, a refusal or a rejection such as a 400).
+        failed: Calls that failed (timeouts, connection errors, 429, 5xx, malformed bodies).
+        failures_in_a_row: Connection errors, timeouts and 5xx since its last answer; its
+            cool-down doubles with each.
+        down_until: ``time.monotonic()`` before which no call goes to it while another
+            replica is up.
+    """
+
+    url: str | None
+    endpoint: str
+    calls: int = 0
+    answered: int = 0
+    failed: int = 0
+    failures_in_a_row: int = 0
+    down_until: float = 0.0
+
+
+@dataclass
+class _ReplicaPool:
+    """The replicas during one ``generate`` call: their clients, slots and dispatch.
+
+    Each replica has ``limit`` slots (its own semaphore, in effect). :meth:`acquire` takes
+    a slot on the least-loaded replica that is up (fewest calls in flight; ties go to the
+    replica given first, so dispatch is deterministic). When none has a free slot the
+    caller waits in one queue, first come first served, and each freed slot goes to the
+    first waiter that may use it. A retry gives its slot back and comes to the front of
+    the queue, preferring another replica than the one that failed it. With one replica
+    this is exactly one semaphore of ``limit`` held for a whole call, backoff included.
+
+    A replica is down (skipped while another is up) for a cool-down after a connection
+    error, a timeout or a 5xx: ``backoff_base`` doubled per failure in a row, at most
+    ``backoff_max``. When every replica is down, calls go to them all as usual.
+    """
+
+    replicas: list[Replica]
+    clients: list[Any]
+    limit: int
+    backoff_base: float
+    backoff_max: float
+    inflight: list[int] = field(init=False)
+    waiters: deque[tuple[asyncio.Future[int], int | None]] = field(default_factory=deque)
+    timers: dict[int, asyncio.TimerHandle] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.inflight = [0] * len(self.replicas)
+
+    def _up(self) -> list[int]:
+        now = time.monotonic()
+        return [i for i, replica in enumerate(self.replicas) if replica.down_until <= now]
+
+    def _choice(self, avoid: int | None = None) -> int | None:
+        """The replica the next call goes to now, or None when it has to wait."""
+        pool = self._up() or list(range(len(self.replicas)))
+        if avoid is not None and avoid in pool and len(pool) > 1:
+            pool.remove(avoid)
+        free = [i for i in pool if self.inflight[i] < self.limit]
+        return min(free, key=lambda i: (self.inflight[i], i)) if free else None
+
+    def other_free(self, index: int) -> bool:
+        """Whether another replica than ``index`` is up and has a free slot now."""
+        return any(i != index and self.inflight[i] < self.limit for i in self._up())
+
+    async def acquire(self, *, held: int | None = None) -> int:
+        """Take a slot and return its replica's index.
+
+        Args:
+            held: A retry's slot: given back first, and its replica avoided while another
+                is up (kept when it is the only choice, e.g. with one replica).
+
+        Returns:
+            The replica's index; :meth:`release` it when the call is over.
+        """
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        if held is None:
+            self.waiters.append((future, None))
+        else:
+            self.inflight[held] -= 1
+            self.waiters.appendleft((future, held))
+        self._dispatch()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release(future.result())
+            future.cancel()  # a waiter that is gone: dropped from the queue at its turn
+            raise
+
+    def release(self, index: int) -> None:
+        """Give back a slot taken with :meth:`acquire`."""
+        self.inflight[index] -= 1
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Give the free slots to the first waiters that may use them."""
+        while self.waiters and self._choice() is not None:
+            found = self._next_waiter()
+            if found is None:
+                return  # the free slots are on replicas that every waiter avoids
+            position, index = found
+            future, _ = self.waiters[position]
+            del self.waiters[position]
+            if index is not None:
+                self.inflight[index] += 1
+                future.set_result(index)
+
+    def _next_waiter(self) -> tuple[int, int | None] | None:
+        """The first waiter that is gone (no slot) or may take a free slot now (that slot)."""
+        for position, (future, avoid) in enumerate(self.waiters):
+            if future.done():
+                return position, None
+            index = self._choice(avoid)
+            if index is not None:
+                return position, index
+        return None
+
+    def answered(self, index: int) -> None:
+        """Record that a replica answered (it is up)."""
+        replica = self.replicas[index]
+        replica.answered += 1
+        replica.failures_in_a_row = 0
+        replica.down_until = 0.0
+
+    def failed(self, index: int, *, down: bool) -> None:
+        """Record a failed call; ``down``: a connection error, timeout or 5xx."""
+        replica = self.replicas[index]
+        replica.failed += 1
+        if not down or len(self.replicas) < 2:
+            return
+        replica.failures_in_a_row += 1
+        steps = min(replica.failures_in_a_row - 1, 30)
+        cool_down = min(self.backoff_max, self.backoff_base * 2**steps)
+        replica.down_until = time.monotonic() + cool_down
+        if index in self.timers:
+            self.timers[index].cancel()  # its cool-down now ends later
+        self.timers[index] = asyncio.get_running_loop().call_later(cool_down, self._dispatch)
+        self._dispatch()  # when every replica is down now, waiters may go to any of them
+
+    def close(self) -> None:
+        """Cancel the timers that would wake waiters when a replica's cool-down ends."""
+        for timer in self.timers.values():
+            timer.cancel()
+
+
 class OpenAIBackend(BackendBase):
     """Chat completions over HTTP with the official ``openai`` client.
 
     Args:
         model: Model name the server serves (``--model``).
-        base_url: Endpoint, e.g. ``http://127.0.0.1:8000/v1``; None means OpenAI's.
+        base_url: Endpoint, e.g. ``http://127.0.0.1:8000/v1``; None means OpenAI's. A list
+            of URLs names replicas of one model (``--base-url`` given several times): each
+            call goes to the least-loaded one, and a failed call is retried on another.
         api_key_env: Name of the environment variable holding the API key. A local
             endpoint (``base_url`` set) works without one.
         api_key: The key itself (overrides ``api_key_env``; for tests and embedding).
@@ -114,17 +335,25 @@ class OpenAIBackend(BackendBase):
             servers never shares answers; set ``model_id`` when one URL serves different
             weights over time under the same name (e.g. a server restarted with another
             checkpoint), which nothing else can tell apart.
+        endpoint_id: The endpoint as cache keys and output bindings know it, instead of
+            the URL (or the replicas' sorted URLs); see :func:`endpoint_identity`.
         cache: Response cache, or None for no caching.
-        max_concurrency: Most requests in flight at once.
+        max_concurrency: Most requests in flight at once, per replica.
         timeout: Deadline in seconds for one whole HTTP call (connect, send and the complete
             reply); a call past it is abandoned and retried like any timeout.
-        max_retries: Transport retries per call (timeouts, connection errors, 429, 5xx).
-        backoff_base: First backoff delay in seconds (doubles per retry, with jitter).
-        backoff_max: Longest single wait, ``Retry-After`` included.
+        max_retries: Transport retries per call (timeouts, connection errors, 429, 5xx), on
+            whichever replicas they go to.
+        backoff_base: First backoff delay in seconds (doubles per retry, with jitter); also
+            the first cool-down of a failing replica.
+        backoff_max: Longest single wait, ``Retry-After`` included, and longest cool-down.
         max_output_retries: Repair attempts for a structured reply that fails validation.
         strict_schema: Send ``"strict": true`` with the JSON schema (OpenAI's strict mode
             needs every property required and ``additionalProperties: false``).
         extra_body: Extra JSON fields for every request (part of the cache key).
+
+    Raises:
+        BackendError: Without an API key for OpenAI's own endpoint, or when ``base_url``
+            is an empty list or names one endpoint twice.
     """
 
     kind: ClassVar[str] = "openai"
@@ -133,10 +362,11 @@ class OpenAIBackend(BackendBase):
         self,
         *,
         model: str,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         api_key: str | None = None,
         model_id: str | None = None,
+        endpoint_id: str | None = None,
         cache: ResponseCache | None = None,
         max_concurrency: int = 8,
         timeout: float = 120.0,
@@ -158,9 +388,13 @@ class OpenAIBackend(BackendBase):
             ) from exc
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be >= 1")
+        try:
+            urls = replica_urls(base_url)
+        except ValueError as exc:
+            raise BackendError(f"--base-url: {exc}") from exc
         key = api_key or os.environ.get(api_key_env)
         if not key:
-            if base_url is None:
+            if not urls:
                 raise BackendError(
                     f"no API key: set the environment variable {api_key_env} "
                     "(or name another one with --api-key-env)"
@@ -168,7 +402,8 @@ class OpenAIBackend(BackendBase):
             key = NO_KEY
         self.model = model
         self.base_url = base_url
-        self.endpoint = normalize_base_url(base_url)
+        self.replicas = [Replica(url, normalize_base_url(url)) for url in urls or [None]]
+        self.endpoint = endpoint_identity(base_url, endpoint_id)
         self._api_key = key
         self.max_concurrency = max_concurrency
         self.timeout = timeout
@@ -185,6 +420,24 @@ class OpenAIBackend(BackendBase):
     def _endpoint_identity(self) -> str:
         return self.endpoint
 
+    @property
+    def notice(self) -> str | None:  # type: ignore[override]
+        """With several replicas, the calls each answered: shown in the run's summary.
+
+        Which replica answered is provenance of the run, not of its records: a record is
+        the same whichever replica gave it (and a cached one came from none), so records
+        and cache keys never name it. None with one endpoint, or before any call.
+        """
+        if len(self.replicas) < 2 or not any(r.calls for r in self.replicas):
+            return None
+        parts = []
+        for replica in self.replicas:
+            part = f"{replica.endpoint} answered {replica.answered} of {replica.calls} call(s)"
+            if replica.failed:
+                part += f" ({replica.failed} failed)"
+            parts.append(part)
+        return f"{len(self.replicas)} replicas: " + "; ".join(parts)
+
     # -- public ----------------------------------------------------------------------------
 
     def generate(
@@ -192,8 +445,11 @@ class OpenAIBackend(BackendBase):
     ) -> list[Result]:
         """Answer every request concurrently; see :meth:`Backend.generate`.
 
+        Results come back in request order whichever replica answered each.
+
         Raises:
-            BackendError: On 401/403/404 (bad key, forbidden, unknown model or URL).
+            BackendError: On 401/403/404 from any replica (bad key, forbidden, unknown model
+                or URL).
         """
         if not requests:
             return []
@@ -202,51 +458,62 @@ class OpenAIBackend(BackendBase):
     def list_models(self) -> list[str]:
         """Return the model names the endpoint lists (``GET /models``).
 
+        With several replicas: the names every replica lists, in the first one's order.
+
         Raises:
-            BackendError: When the endpoint cannot be reached or refuses.
+            BackendError: When an endpoint cannot be reached or refuses.
         """
 
-        async def run() -> list[str]:
+        async def one(url: str | None) -> list[str]:
             import openai
 
-            client = self._client()
+            client = self._client(url)
             try:
                 page = await asyncio.wait_for(client.models.list(), self.timeout)
                 return [m.id for m in page.data]
             except asyncio.TimeoutError as exc:
                 raise BackendError(
-                    f"cannot list models at {self._where()}: no answer in {self.timeout:g} s"
+                    f"cannot list models at {self._where(url)}: no answer in {self.timeout:g} s"
                 ) from exc
             except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
-                raise BackendError(f"cannot list models at {self._where()}: {exc}") from exc
+                raise BackendError(f"cannot list models at {self._where(url)}: {exc}") from exc
             finally:
                 await client.close()
+
+        async def run() -> list[str]:
+            listed = [await one(replica.url) for replica in self.replicas]
+            return [name for name in listed[0] if all(name in other for other in listed[1:])]
 
         return _run_sync(run())
 
     # -- internals -------------------------------------------------------------------------
 
-    def _where(self) -> str:
-        return self.base_url or "the OpenAI API"
+    @staticmethod
+    def _where(url: str | None) -> str:
+        return url or "the OpenAI API"
 
-    def _client(self) -> Any:
+    def _client(self, base_url: str | None) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
+            base_url=base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
         )
 
     async def _generate(self, requests: list[Request], on_result: OnResult | None) -> list[Result]:
-        client = self._client()
-        semaphore = asyncio.Semaphore(self.max_concurrency)
+        pool = _ReplicaPool(
+            replicas=self.replicas,
+            clients=[self._client(replica.url) for replica in self.replicas],
+            limit=self.max_concurrency,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+        )
 
         async def one(request: Request) -> Result:
             state = AttemptState(self, request)
             while state.result is None:
                 completion = self._lookup(state.call)
                 if completion is None:
-                    async with semaphore:
-                        outcome = await self._complete(client, state.call)
+                    outcome = await self._complete(pool, state.call)
                     if isinstance(outcome, CallFailure):
                         state.fail(outcome)
                         break
@@ -264,7 +531,8 @@ class OpenAIBackend(BackendBase):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await client.close()
+            pool.close()
+            await asyncio.gather(*(client.close() for client in pool.clients))
 
     def _request_kwargs(self, call: Call) -> dict[str, Any]:
         request = call.request
@@ -291,48 +559,77 @@ class OpenAIBackend(BackendBase):
             kwargs["extra_body"] = self.extra_body
         return kwargs
 
-    async def _complete(self, client: Any, call: Call) -> Completion | CallFailure:
+    async def _complete(self, pool: _ReplicaPool, call: Call) -> Completion | CallFailure:
         """One call with transport retries; never raises for per-request problems.
 
         Each HTTP call gets ``timeout`` seconds in all. A 2xx response with a malformed body
         (truncated or not JSON, no choices, wrong types) is retried like a 5xx: it is most
-        often a cut connection or a proxy's error page.
+        often a cut connection or a proxy's error page. Every attempt takes a slot from
+        ``pool``; a retry goes to another replica when there is one, at once when one is
+        up with a free slot, else after the backoff (which keeps the failed slot, as one
+        replica's semaphore always did).
         """
         import openai
 
         kwargs = self._request_kwargs(call)
         last = "no attempt made"
-        for attempt in range(self.max_retries + 1):
-            retry_after: float | None = None
-            try:
-                response = await asyncio.wait_for(
-                    client.chat.completions.create(**kwargs), self.timeout
-                )
-                outcome = _completion_of(response)
-            except (asyncio.TimeoutError, openai.APITimeoutError):
-                last = f"timed out after {self.timeout:g} s"
-            except openai.APIConnectionError as exc:
-                last = f"connection failed: {exc}"
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = _error_detail(exc)
-                if status in FATAL_STATUS:
-                    raise BackendError(
-                        f"{self._where()} answered {status} for model {self.model!r}: {detail}"
-                    ) from exc
-                if status not in RETRYABLE_STATUS and status < 500:
-                    return CallFailure("rejected", f"HTTP {status}: {detail}")
-                last = f"HTTP {status}: {detail}"
-                retry_after = parse_retry_after(exc.response.headers)
-            except (openai.APIError, ValueError) as exc:  # ValueError: JSON, pydantic, ours
-                last = f"malformed response: {type(exc).__name__}: {str(exc)[:300]}"
-            else:
-                return outcome
-            if attempt == self.max_retries:
-                break
-            self.usage.retries += 1
-            await asyncio.sleep(self._delay(attempt, retry_after))
-        return CallFailure("request_failed", f"{last} (after {self.max_retries + 1} attempt(s))")
+        several = len(pool.replicas) > 1
+        tried: set[str] = set()
+        index: int | None = await pool.acquire()
+        try:
+            for attempt in range(self.max_retries + 1):
+                replica = pool.replicas[index]
+                replica.calls += 1
+                retry_after: float | None = None
+                down = True  # a connection error, a timeout or a 5xx: the replica's fault
+                try:
+                    response = await asyncio.wait_for(
+                        pool.clients[index].chat.completions.create(**kwargs), self.timeout
+                    )
+                    outcome = _completion_of(response)
+                except (asyncio.TimeoutError, openai.APITimeoutError):
+                    last = f"timed out after {self.timeout:g} s"
+                except openai.APIConnectionError as exc:
+                    last = f"connection failed: {exc}"
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    detail = _error_detail(exc)
+                    if status in FATAL_STATUS:
+                        raise BackendError(
+                            f"{self._where(replica.url)} answered {status} for model "
+                            f"{self.model!r}: {detail}"
+                        ) from exc
+                    if status not in RETRYABLE_STATUS and status < 500:
+                        pool.answered(index)
+                        return CallFailure("rejected", f"HTTP {status}: {detail}")
+                    last = f"HTTP {status}: {detail}"
+                    retry_after = parse_retry_after(exc.response.headers)
+                    down = status >= 500
+                except (openai.APIError, ValueError) as exc:  # ValueError: JSON, pydantic, ours
+                    last = f"malformed response: {type(exc).__name__}: {str(exc)[:300]}"
+                    down = False
+                else:
+                    pool.answered(index)
+                    if isinstance(outcome, Completion):
+                        outcome.endpoint = replica.endpoint
+                    return outcome
+                pool.failed(index, down=down)
+                if several:
+                    tried.add(replica.endpoint)
+                    last = f"{replica.endpoint}: {last}"
+                if attempt == self.max_retries:
+                    break
+                self.usage.retries += 1
+                if not pool.other_free(index):
+                    await asyncio.sleep(self._delay(attempt, retry_after))
+                held, index = index, None
+                index = await pool.acquire(held=held)
+        finally:
+            if index is not None:
+                pool.release(index)
+        where = f" on {len(tried)} of {len(pool.replicas)} replicas" if several else ""
+        attempts = f"after {self.max_retries + 1} attempt(s){where}"
+        return CallFailure("request_failed", f"{last} ({attempts})")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

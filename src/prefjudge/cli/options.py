@@ -266,7 +266,10 @@ def _backend_flags(
         click.option(
             "--base-url",
             "pj_base_url",
-            help="OpenAI-compatible endpoint, e.g. URL/v1 [default: OpenAI's].",
+            multiple=True,
+            help="OpenAI-compatible endpoint, e.g. URL/v1 [default: OpenAI's]. Repeat it for "
+            "replicas of one model: each request goes to the least-loaded one, and a failed "
+            "call is retried on another.",
         ),
         click.option(
             "--api-key-env",
@@ -282,12 +285,20 @@ def _backend_flags(
             help="Model identity for results and the cache [default: the model name].",
         ),
         click.option(
+            "--endpoint-id",
+            "pj_endpoint_id",
+            metavar="NAME",
+            help="Endpoint identity for the cache and resumable outputs [default: the base "
+            "URL; with replicas, their sorted URLs]. Keeps one identity while replicas change.",
+        ),
+        click.option(
             "--max-concurrency",
             "pj_max_concurrency",
             type=int,
             default=_default("max_concurrency"),
             show_default=True,
-            help="HTTP requests in flight.",
+            help="HTTP requests in flight per endpoint (each --base-url replica has its own "
+            "limit).",
         ),
         click.option(
             "--request-timeout",
@@ -398,6 +409,8 @@ def backend_options(
                 flags[name[3:]] = value if given else None
             config_file = flags.pop("config")
             flags["engine_args"] = _parse_pairs(flags.pop("engine_args") or (), "--engine-arg")
+            urls = flags["base_url"]  # repeatable: one URL stays a string, as it always was
+            flags["base_url"] = (urls[0] if len(urls) == 1 else list(urls)) if urls else None
             if not flags["no_cache"]:
                 flags["no_cache"] = None
             try:

@@ -101,12 +101,26 @@ class GenerateSpec(_Strict):
 
 
 class BackendSpec(_Strict):
-    """Who answers: the backend, model name, endpoint and the key's variable."""
+    """Who answers: the backend, model name, endpoint and the key's variable.
+
+    ``base_url`` is one URL, or a list of the URLs of replicas of one model (one
+    ``--base-url`` each; a list of one is that URL).
+    """
 
     backend: Literal["openai", "vllm", "embedded"] = "openai"
     model: str | None = None
-    base_url: str | None = None
+    base_url: str | list[str] | None = None
     api_key_env: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _replicas(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("give at least one URL (or leave base_url out)")
+            if len(value) == 1:
+                return value[0]
+        return value
 
 
 class AugmentSpec(BackendSpec):
