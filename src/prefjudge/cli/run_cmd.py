@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 
 from prefjudge.cli import main
+from prefjudge.cli.engine_options import engine_args, engine_options
 from prefjudge.experiment.config import load_experiment
 from prefjudge.experiment.runner import run_experiment
 from prefjudge.io import InputError
@@ -17,7 +18,10 @@ from prefjudge.io import InputError
 @click.argument("experiment_file", metavar="EXPERIMENT", type=click.Path(dir_okay=False))
 @click.option("--dry-run", is_flag=True,
               help="Print the stages with the model requests each makes; run nothing.")
-def run_command(experiment_file: str, dry_run: bool) -> None:
+@engine_options
+def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
+                allow_degraded: bool, shard_size: int, shard_cpus: int,
+                max_in_flight: int | None) -> None:
     """Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.
 
     Each stage is the command of the same name, writing into results/<experiment>/ with its
@@ -25,6 +29,9 @@ def run_command(experiment_file: str, dry_run: bool) -> None:
     finished, makes no model call; a changed model gets new files and its pairs are judged
     again, the rest is kept. Ends with the merged leaderboard (leaderboard.csv/.json/.png)
     and manifest.json (versions, hashes, settings, model calls per stage).
+
+    --engine ray scores on a Ray cluster (the score stages get the engine's options; the
+    records are the same as a local run's, so a study may switch engines and resume).
     """
     console = Console(stderr=False)
     try:
@@ -32,7 +39,9 @@ def run_command(experiment_file: str, dry_run: bool) -> None:
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
     run_experiment(experiment, base, Path(experiment_file).resolve(), console, invoke_stage,
-                   dry_run=dry_run)
+                   dry_run=dry_run,
+                   score_args=engine_args(engine, address, allow_degraded, shard_size,
+                                          shard_cpus, max_in_flight))
 
 
 def invoke_stage(args: list[str]) -> None:

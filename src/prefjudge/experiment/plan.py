@@ -27,6 +27,7 @@ new files for it (and for its pairs) and leaves the others to be resumed as they
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -142,7 +143,9 @@ def generations_per_model(experiment: Experiment, n_tasks: int) -> int:
 
 def _backend_args(spec: BackendSpec, max_tokens: int | None, cache: Path) -> list[str]:
     args = ["--backend", spec.backend]
-    for option, value in (("--model", spec.model), ("--base-url", spec.base_url),
+    urls = [spec.base_url] if isinstance(spec.base_url, str) else spec.base_url or []
+    for option, value in (("--model", spec.model),
+                          *(("--base-url", url) for url in urls),
                           ("--api-key-env", spec.api_key_env)):
         if value:
             args += [option, value]
@@ -169,13 +172,15 @@ def judge_bound(method: str, model_method: str) -> str:
     return "≥" if model_method == "criteralign" else ""
 
 
-def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, list[Stage]]:
+def build_plan(experiment: Experiment, base: Path, n_tasks: int,
+               score_args: Sequence[str] = ()) -> tuple[Path, list[Stage]]:
     """Every stage of ``experiment``, in order, and its results folder.
 
     Args:
         experiment: The checked experiment file.
         base: The folder relative paths of the file are relative to.
         n_tasks: Tasks of the benchmark slice (for request counts).
+        score_args: Options added to every ``score`` stage (``--engine ray`` ...).
     """
     root = (base / experiment.experiment.results / experiment.experiment.name).resolve()
     cache = root / "cache.sqlite"
@@ -215,7 +220,8 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int) -> tuple[Path, 
         score_files.append(scores)
         stages.append(Stage("score", f"score {model.name}", scores,
                             ["score", str(gen_files[model.name]), "--tasks", str(augmented),
-                             "-o", str(scores), "--ci-seed", str(experiment.experiment.seed)]))
+                             "-o", str(scores), "--ci-seed", str(experiment.experiment.seed),
+                             *score_args]))
     merged_scores = root / "scores.jsonl"
     stages.append(Stage("merge-scores", "merge scores", merged_scores, inputs=score_files))
     judge = experiment.judge

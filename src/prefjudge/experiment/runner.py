@@ -16,7 +16,7 @@ import os
 import platform
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -112,7 +112,8 @@ def _versions() -> dict[str, str]:
 
 
 def run_experiment(experiment: Experiment, base: Path, source_file: Path, console: Console,
-                   invoke: Callable[[list[str]], None], dry_run: bool = False) -> dict[str, Any]:
+                   invoke: Callable[[list[str]], None], dry_run: bool = False,
+                   score_args: Sequence[str] = ()) -> dict[str, Any]:
     """Run (or with ``dry_run`` only show) every stage of ``experiment``.
 
     Args:
@@ -123,12 +124,13 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
         invoke: Runs one ``prefjudge`` command line (the command layer's), raising when
             the command fails; the run stops there and resumes on the next call.
         dry_run: Print the plan with request counts per stage, and run nothing.
+        score_args: Options added to every ``score`` stage (``--engine ray`` and its own).
 
     Returns:
         The manifest (also written to ``manifest.json`` unless ``dry_run``).
     """
     n_tasks = count_tasks(experiment, base)
-    root, stages = build_plan(experiment, base, n_tasks)
+    root, stages = build_plan(experiment, base, n_tasks, score_args)
     console.print(plan_table(stages, root))
     manifest: dict[str, Any] = {
         "experiment": experiment.experiment.name,

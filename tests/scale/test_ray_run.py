@@ -1,0 +1,69 @@
+"""``prefjudge run --engine ray``: an experiment's score stages run on the Ray cluster."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pj_cli import flat, rows, run_cli
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENT = """
+[experiment]
+name = "scaled"
+results = "{results}"
+
+[benchmark]
+source = "{tasks}"
+limit = 4
+
+[augment]
+k = 1
+
+[generate]
+protocols = ["single"]
+ks = "0..1"
+max_tokens = 32
+
+[[models]]
+name = "model-a"
+backend = "openai"
+model = "fake-a"
+base_url = "{url}"
+
+[[models]]
+name = "model-b"
+backend = "openai"
+model = "fake-b"
+base_url = "{url}"
+"""
+
+
+def test_run_scores_on_ray_with_the_records_of_a_local_score(
+        ray_cluster, fake_server, tmp_path: Path) -> None:
+    experiment = tmp_path / "scaled.toml"
+    experiment.write_text(EXPERIMENT.format(results=tmp_path / "results", url=fake_server.url,
+                                            tasks=ROOT / "datasets" / "sample" / "tasks.jsonl"))
+    done = run_cli("run", str(experiment), "--engine", "ray", "--address", ray_cluster.address,
+                   "--shard-size", "3", timeout=900)
+    assert "Ray nodes" in flat(done.stdout + done.stderr)
+    root = tmp_path / "results" / "scaled"
+    nodes = {ray_cluster.nodes[name].node_id[:12] for name in ("a", "b")}
+    score_files = sorted((root / "scores").glob("model-*.jsonl"))
+    assert len(score_files) == 2
+    for scored in score_files:
+        remote = {r["meta"]["key"]: r for r in rows(scored)}
+        assert len(remote) == 4 * 2  # 4 tasks x k in {0, 1}
+        assert {r["meta"]["node"]["id"] for r in remote.values()} <= nodes
+        local = tmp_path / f"{scored.stem}.local.jsonl"
+        run_cli("score", str(root / "generations" / scored.name), "--tasks",
+                str(root / "augmented.jsonl"), "-o", str(local), "--bootstrap", "20")
+        for record in rows(local):
+            theirs = remote[record["meta"]["key"]]
+            assert {**theirs, "meta": {k: v for k, v in theirs["meta"].items()
+                                       if k != "node"}} == record
+    manifest = (root / "manifest.json").read_text()
+    assert re.search(r'"--engine",\s*"ray"', manifest)
