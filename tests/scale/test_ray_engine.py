@@ -184,6 +184,9 @@ def test_nodes_without_the_sandbox_resource_or_isolation_get_no_shards(
         assert {key: r["func"]["status"] for key, r in records.items()} == expected
         used = {r["meta"]["node"]["id"] for r in records.values()}
         assert used and not used & {plain[:12], degraded[:12]}
+        engine = json.loads((tmp_path / "strict.summary.json").read_text())["engine"]
+        assert engine["name"] == "ray" and {n["id"] for n in engine["nodes"]} == used
+        assert {n["id"] for n in engine["refused"]} == {plain[:12], degraded[:12]}
 
         lenient = tmp_path / "lenient.jsonl"
         done = subprocess.run(_score_argv(tmp_path, lenient, ray_cluster.address,

@@ -118,7 +118,8 @@ def _load_all_tasks(
               help="Model name for sample files without one (EvalPlus, BigCodeBench, "
                    "SWE-IF formats); default: the file name.")
 @click.option("--workers", type=int, default=None,
-              help="Parallel Ruff groups and sandboxes [default: CPU count].")
+              help="Parallel Ruff groups and sandboxes (the local engine; on Ray, "
+                   "--shard-cpus) [default: CPU count].")
 @renamed_option("--timeout", "--test-timeout", "test_timeout", type=float,
                 note="the sandbox wall time of each sample's tests")
 @click.option("--test-timeout", "test_timeout", type=float, default=SandboxLimits().timeout_s,
@@ -301,7 +302,8 @@ def score_command(
         json.dumps({"generations": source, "tasks": tasks_origin, "seed": ci_seed,
                     "bootstrap": bootstrap, "profile": profile,
                     "ruff_version": ruff_version(),
-                    "sandbox": isolation, "models": summary.to_dict(orient="records")},
+                    "sandbox": isolation, "engine": _engine_summary(ray_run),
+                    "models": summary.to_dict(orient="records")},
                    indent=2, default=float)
     )
     save_summary_plot(summary, Path(f"{prefix}.png"))
@@ -309,6 +311,19 @@ def score_command(
     if summary["check_errors"].sum() or summary["func_error"].sum():
         console.print("[yellow]some checks or test runs ended in error: they are counted apart, "
                       "not as failures — see the 'reason'/'detail' fields.[/]")
+
+
+def _engine_summary(run: RayRun | None) -> dict[str, object]:
+    """Where the scoring ran, for the summary file: local, or the Ray nodes and their modes."""
+    if run is None:
+        return {"name": "local"}
+    return {"name": "ray", "address": run.settings.address,
+            "shard_size": run.settings.shard_size, "cpus_per_shard": run.settings.cpus_per_shard,
+            "nodes": [{"id": node.short_id, "host": node.host, "mode": node.mode,
+                       "shards_at_once": run.acceptance.capacity[node.node_id],
+                       "versions": dict(node.versions)} for node in run.acceptance.accepted],
+            "refused": [{"id": node.short_id, "host": node.host, "mode": node.mode,
+                         "why": why} for node, why in run.acceptance.refused]}
 
 
 def _connect_ray(settings: RaySettings, tests: bool) -> RayRun:
