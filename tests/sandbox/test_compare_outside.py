@@ -112,13 +112,19 @@ def test_a_stdio_program_that_kills_the_harness_and_forges_outputs_does_not_pass
 
 def test_expected_outputs_are_not_in_the_sandbox():
     # The program looks for the expected output everywhere it can read: its input files,
-    # the payload, the environment. It is not there any more.
+    # the payload, the environment. It is not there any more. The interpreter's own
+    # folders, bound read-only into the sandbox, are left out: when the virtualenv lives
+    # under /tmp (a checkout there), reading every installed file takes longer than the
+    # time limit, and nothing of a run is ever written there.
     seek = '''
-import os
+import os, sys
 secret = "SECRET-EXPECTED-" + "7f3a"  # never whole in this source
 found = []
+interpreter = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
 for root in (".", "/tmp"):
-    for folder, _, files in os.walk(root):
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders
+                         if os.path.realpath(os.path.join(folder, d)) not in interpreter]
         for name in files:
             try:
                 with open(os.path.join(folder, name), "rb") as handle:

@@ -123,6 +123,8 @@ def connect(settings: RaySettings, *, tests: bool) -> RayRun:
 
         cpus = os.cpu_count() or 1
         ray.init(num_cpus=cpus, resources={SANDBOX_RESOURCE: cpus}, **init_args)
+    elif "://" in settings.address:  # Ray Client: the server's own settings stay
+        ray.init(address=settings.address, log_to_driver=False)
     else:
         ray.init(address=settings.address, **init_args)
     run = RayRun(settings=settings, acceptance=Acceptance(), tests=tests,
@@ -292,7 +294,10 @@ def ray_score_batches(
                                          f"{exc}") from exc
                 except ray.exceptions.RayError as exc:  # node or worker lost
                     failures[index] += 1
-                    if not _alive(node.node_id):
+                    gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError)
+                    # Unschedulable with hard affinity: the node is gone, even while the
+                    # cluster still lists it as alive.
+                    if isinstance(exc, gone) or not _alive(node.node_id):
                         nodes.pop(node.node_id, None)
                     if on_event:
                         on_event(f"shard {index} lost on {node.label()} "
