@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pj_cli import run_cli, run_cli_text
+from pj_experiment import fake_experiment
 
 from prefjudge.cli import main
 
@@ -110,57 +111,6 @@ def test_a_changed_model_gets_new_files_and_the_other_keeps_its_own(tmp_path: Pa
 
 
 # --- killed mid-stage, resumed: the same results as an uninterrupted run ------------------
-
-FAKE_EXPERIMENT = """
-[experiment]
-name = "fake"
-results = "{results}"
-
-[benchmark]
-source = "{tasks}"
-limit = 4
-
-[augment]
-k = 2
-
-[generate]
-protocols = ["single"]
-ks = "0..1"
-max_tokens = 64
-
-[[models]]
-name = "model-a"
-backend = "openai"
-model = "fake-a"
-base_url = "{url}"
-
-[[models]]
-name = "model-b"
-backend = "openai"
-model = "fake-b"
-base_url = "{url}"
-
-[judge]
-method = "monolithic"
-backend = "openai"
-model = "fake-judge"
-base_url = "{url}"
-
-[rank]
-alpha = 0.01
-bootstrap = 50
-
-[report]
-bootstrap = 0
-"""
-
-
-def fake_experiment(folder: Path, url: str) -> Path:
-    folder.mkdir()
-    path = folder / "fake.toml"
-    path.write_text(FAKE_EXPERIMENT.format(
-        results=folder / "results", tasks=ROOT / "datasets" / "sample" / "tasks.jsonl", url=url))
-    return path
 
 
 def comparable(root: Path) -> dict[str, object]:

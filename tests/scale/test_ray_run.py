@@ -7,50 +7,18 @@ from pathlib import Path
 
 import pytest
 from pj_cli import flat, rows, run_cli
+from pj_experiment import fake_experiment
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[2]
-EXPERIMENT = """
-[experiment]
-name = "scaled"
-results = "{results}"
-
-[benchmark]
-source = "{tasks}"
-limit = 4
-
-[augment]
-k = 1
-
-[generate]
-protocols = ["single"]
-ks = "0..1"
-max_tokens = 32
-
-[[models]]
-name = "model-a"
-backend = "openai"
-model = "fake-a"
-base_url = "{url}"
-
-[[models]]
-name = "model-b"
-backend = "openai"
-model = "fake-b"
-base_url = "{url}"
-"""
 
 
 def test_run_scores_on_ray_with_the_records_of_a_local_score(
         ray_cluster, fake_server, tmp_path: Path) -> None:
-    experiment = tmp_path / "scaled.toml"
-    experiment.write_text(EXPERIMENT.format(results=tmp_path / "results", url=fake_server.url,
-                                            tasks=ROOT / "datasets" / "sample" / "tasks.jsonl"))
+    experiment = fake_experiment(tmp_path / "e", fake_server.url, judge=False)
     done = run_cli("run", str(experiment), "--engine", "ray", "--address", ray_cluster.address,
                    "--shard-size", "3", timeout=900)
     assert "Ray nodes" in flat(done.stdout + done.stderr)
-    root = tmp_path / "results" / "scaled"
+    root = tmp_path / "e" / "results" / "fake"
     nodes = {ray_cluster.nodes[name].node_id[:12] for name in ("a", "b")}
     score_files = sorted((root / "scores").glob("model-*.jsonl"))
     assert len(score_files) == 2
