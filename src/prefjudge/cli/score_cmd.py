@@ -42,7 +42,7 @@ from prefjudge.scale.ray_engine import (
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from prefjudge.scoring.rows import sample_row
-from prefjudge.scoring.score import prepare_job, score_batches
+from prefjudge.scoring.score import has_tests, prepare_job, score_batches
 from prefjudge.scoring.sources import SourceError, open_task_source
 from prefjudge.scoring.verify import ruff_version
 from prefjudge.scoring.verify.process import VerifyProcess
@@ -250,8 +250,7 @@ def score_command(
                           f"{todo} to go")
         with_tests = 0 if no_tests else sum(
             1 for key, (_, gen) in zip(job.keys, job.generations, strict=True)
-            if key not in done and gen.task_id in tasks
-            and tasks[gen.task_id].test_format != "none"
+            if key not in done and has_tests(gen, tasks)
         )
         scored: list[tuple[object, tuple]] = []
         with progress_bars(console, transient=False) as progress:

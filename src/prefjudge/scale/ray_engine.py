@@ -75,13 +75,12 @@ class RayRun:
         settings: The engine's settings.
         acceptance: Accepted and refused nodes.
         tests: Whether shards run unit tests.
-        started_here: Whether this driver started the Ray instance (``address="local"``).
+        seen: Ids of the nodes probed so far (a node that joins later is probed once).
     """
 
     settings: RaySettings
     acceptance: Acceptance
     tests: bool
-    started_here: bool = False
     seen: set[str] = field(default_factory=set)
 
     def close(self) -> None:
@@ -115,10 +114,9 @@ def connect(settings: RaySettings, *, tests: bool) -> RayRun:
         RayEngineError: Without Ray, or when no node is accepted (the reasons listed).
     """
     ray = import_ray()
-    started_here = settings.address == "local"
     init_args: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING",
                                  "include_dashboard": False}
-    if started_here:
+    if settings.address == "local":
         import os
 
         cpus = os.cpu_count() or 1
@@ -127,8 +125,7 @@ def connect(settings: RaySettings, *, tests: bool) -> RayRun:
         ray.init(address=settings.address, log_to_driver=False)
     else:
         ray.init(address=settings.address, **init_args)
-    run = RayRun(settings=settings, acceptance=Acceptance(), tests=tests,
-                 started_here=started_here)
+    run = RayRun(settings=settings, acceptance=Acceptance(), tests=tests)
     try:
         reports = probe_nodes(run.seen)
         run.acceptance = _decide(reports, settings, tests)
@@ -148,10 +145,6 @@ def _decide(reports: Sequence[NodeReport], settings: RaySettings, tests: bool) -
                         cpus_per_shard=settings.cpus_per_shard, expected=verdict_versions())
 
 
-def _probe_here(node_id: str, cpus: float, slots: float) -> NodeReport:
-    return node_report_here(node_id, cpus=cpus, sandbox_slots=slots)
-
-
 def probe_nodes(seen: set[str]) -> list[NodeReport]:
     """Probe every alive node not in ``seen`` (added to it): isolation and versions.
 
@@ -162,7 +155,7 @@ def probe_nodes(seen: set[str]) -> list[NodeReport]:
     ray = import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    probe = ray.remote(num_cpus=0, max_retries=0)(_probe_here)
+    probe = ray.remote(num_cpus=0, max_retries=0)(node_report_here)
     pending = {}
     for node in ray.nodes():
         node_id = node["NodeID"]
@@ -246,6 +239,7 @@ def ray_score_batches(
     shards = [_make_shard(index, todo[start:start + settings.shard_size], tasks, run.tests,
                           limits or SandboxLimits(), profile, settings, zygote, preload)
               for index, start in enumerate(range(0, len(todo), settings.shard_size))]
+    tested = [shard.tested() for shard in shards]  # unit-test runs per shard
     remote = ray.remote(
         num_cpus=settings.cpus_per_shard,
         memory=settings.memory_mb_per_shard * 1024 * 1024,
@@ -260,7 +254,7 @@ def ray_score_batches(
 
     def submit(index: int, node: NodeReport) -> None:
         shard = shards[index]
-        resources = {SANDBOX_RESOURCE: 1} if shard.tested() else {}
+        resources = {SANDBOX_RESOURCE: 1} if tested[index] else {}
         ref = remote.options(
             resources=resources,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
@@ -308,12 +302,11 @@ def ray_score_batches(
                                              f"times; last on {node.label()}: {exc}") from exc
                     waiting.appendleft(index)
                     continue
-                shard = shards[index]
                 records = [ScoredSample.model_validate_json(line) for line in lines]
                 if on_progress:
-                    on_progress("verify", len(shard.keys))
-                    if shard.tested():
-                        on_progress("tests", shard.tested())
+                    on_progress("verify", len(shards[index].keys))
+                    if tested[index]:
+                        on_progress("tests", tested[index])
                 yield records
     finally:
         for ref in in_flight:

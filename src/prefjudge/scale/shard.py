@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from prefjudge.records import Generation, ScoredSample, Task
 from prefjudge.sandbox import SandboxLimits
+from prefjudge.scoring.score import has_tests
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,7 @@ class Shard:
         """How many of its generations have unit tests to run."""
         if not self.tests:
             return 0
-        return sum(1 for gen in self.generations
-                   if gen.task_id in self.tasks and self.tasks[gen.task_id].test_format != "none")
+        return sum(has_tests(gen, self.tasks) for gen in self.generations)
 
 
 def score_shard(shard: Shard, node: dict[str, str] | None = None) -> list[ScoredSample]:

@@ -8,7 +8,7 @@ import json
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,7 +304,7 @@ def score_batches(
     tasks = job.tasks if run_tests else {}
     pairs = zip(job.keys, job.generations, strict=True)
     todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
-    tested = any(_has_tests(gen, tasks) for _, gen in todo)
+    tested = any(has_tests(gen, tasks) for _, gen in todo)
     chunks = _chunks(todo, chunk_size, tested)
 
     def split(chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
@@ -434,7 +434,8 @@ def _top_up(pending: deque[_Pending], depth: int, n_chunks: int, submitted: int,
     return submitted
 
 
-def _has_tests(gen: Generation, tasks: dict[str, Task]) -> bool:
+def has_tests(gen: Generation, tasks: Mapping[str, Task]) -> bool:
+    """Whether the generation's task is among ``tasks`` and has unit tests to run."""
     task = tasks.get(gen.task_id)
     return task is not None and task.test_format != "none"
 
@@ -509,7 +510,7 @@ def _test_results_in_order(
     """Yield each generation's test result (None without tests) in order, as they finish."""
     jobs, positions = [], {}
     for index, (_, gen) in enumerate(chunk):
-        if _has_tests(gen, tasks):
+        if has_tests(gen, tasks):
             positions[index] = len(jobs)
             jobs.append((tasks[gen.task_id], extract_code(gen.response, profile)))
     if not jobs:
