@@ -1,6 +1,7 @@
 """Sandbox tests run both ways: runs forked from zygotes, and a fresh process per run.
 
-The hostile suites (``test_sandbox.py``, ``test_sandbox_kernel.py``) run every test twice,
+The hostile suites (``test_sandbox.py``, ``test_sandbox_kernel.py``, ``test_sandbox_round3.py``,
+``test_compare_round3.py``) run every test twice,
 once per way, through ``PREFJUDGE_SANDBOX_ZYGOTE``; a test marked ``one_run_mode`` (the
 ones over real benchmark data, compared way against way in ``test_zygote.py``) runs once,
 the default way (zygotes).
@@ -12,7 +13,7 @@ import pytest
 
 from prefjudge.sandbox.zygote import ZYGOTE_ENV_VAR
 
-BOTH_WAYS = ("test_sandbox", "test_sandbox_kernel")
+BOTH_WAYS = ("test_sandbox", "test_sandbox_kernel", "test_sandbox_round3", "test_compare_round3")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -62,7 +62,9 @@ _NAMESPACE_ENFORCED = [
     "interpreter's prefixes and site-packages, a few files of /etc, five devices; no "
     "home, project, /run sockets or siblings of the interpreter's folders",
     "pid namespace: every process the code starts is killed when the run ends",
-    "IPC and UTS namespaces",
+    "IPC, UTS and network namespaces of each run's own (runs forked from a zygote too): "
+    "nothing of a run (System V IPC objects, sockets) outlives it; System V shared memory "
+    "bounded by the memory limit, message queues and semaphores bounded",
     "no_new_privs (setuid programs cannot raise privileges)",
 ]
 

@@ -40,8 +40,10 @@ of ``repeats`` runs of each, and is decided again on all of them.
 Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side fails or
 times out, on its tests or while measured; the task has no inputs prefjudge can run) and
 ``error`` (the sandbox could not run, or the reference solution failed: never the code's
-doing). What the code does inside its own process is still the code's: it may keep results
-from one round to the next in interpreter-wide state, or end its run early with a result it
+doing). Nothing survives from one measured run to the next (each has its own scratch
+space and its own IPC, network and pid namespaces, zygote runs too), so no cache can be kept
+between them. What the code does inside its own process is still the code's: it may keep
+results from one round to the next in interpreter-wide state, or end its run early with a result it
 forged (it can read its run's nonce there); the kernel's count cannot be faked, but the
 work measured can be skipped by code written to do so.
 """

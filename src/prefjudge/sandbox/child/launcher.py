@@ -678,7 +678,8 @@ def renew_scratch(config: dict) -> None:
     namespace copied from the zygote's (so nothing mounted here reaches the zygote or
     another run). /tmp and /var/tmp are new tmpfs, built at :data:`SCRATCH_STAGING` with
     the interpreter's folders bound back in (:func:`scratch_tops`) and then moved over the
-    zygote's; /dev/shm is a new tmpfs; /proc is this pid namespace's.
+    zygote's; /dev/shm is a new tmpfs; /proc is this pid namespace's (read-only, once the
+    run's System V IPC is bounded through it: :func:`limit_ipc`).
     """
     limits = config["limits"]
     mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -695,7 +696,53 @@ def renew_scratch(config: dict) -> None:
         mount(SCRATCH_STAGING, path, None, MS_MOVE)
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
           _scratch_options("/dev/shm", limits))
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    limit_ipc(limits)  # what it could not set, the zygote's own start already said
+    remount_readonly("/proc")
+
+
+def ipc_limits(limits: dict) -> dict[str, str]:
+    """The System V IPC limits of a run's IPC namespace, as ``/proc/sys`` file: value.
+
+    The kernel's defaults are near unlimited (shared memory up to 16 EiB in 4,096
+    segments, 32,000 message queues of 16 KiB, a billion semaphores), and IPC objects
+    are counted in no rlimit: a segment filled and detached holds its memory outside
+    ``RLIMIT_AS``. Here all shared memory together holds at most the run's memory limit,
+    in at most 64 segments; message queues hold at most 32 x 16 KiB; semaphores take the
+    kernel's old defaults (at most 32,000). POSIX message queues are already bounded by
+    ``RLIMIT_MSGQUEUE`` (800 KiB per user).
+    """
+    page = os.sysconf("SC_PAGE_SIZE")
+    shm_bytes = int(limits["memory_mb"]) * 1024 * 1024
+    return {
+        "kernel/shmmax": str(shm_bytes),
+        "kernel/shmall": str(max(1, shm_bytes // page)),
+        "kernel/shmmni": "64",
+        "kernel/msgmni": "32",
+        "kernel/msgmnb": "16384",
+        "kernel/msgmax": "8192",
+        "kernel/sem": "250 32000 32 128",
+    }
+
+
+def limit_ipc(limits: dict, proc: str = "/proc") -> list[str]:
+    """Bound System V IPC in this process's IPC namespace (:func:`ipc_limits`).
+
+    Needs a writable ``proc`` and a fresh IPC namespace of the caller's own (the limits
+    are the namespace's, so a run sets those of its own only). Root can always write
+    them; in a user namespace, older kernels may refuse (tolerated: said in a note).
+
+    Returns:
+        The limits that could not be set, with why.
+    """
+    refused = []
+    for name, value in ipc_limits(limits).items():
+        try:
+            with open(f"{proc}/sys/{name}", "w", encoding="ascii") as handle:
+                handle.write(value)
+        except OSError as exc:
+            refused.append(f"System V IPC limit {name} not set: {exc.strerror}")
+    return refused
 
 
 def pivot_into(root: str) -> None:
@@ -720,8 +767,12 @@ def pivot_into(root: str) -> None:
 def enter_minimal_root(config: dict, run_dir: str) -> list[str]:
     """Build the minimal root in ``run_dir/root`` and pivot into it (namespace modes).
 
+    System V IPC of the (fresh) IPC namespace is bounded first (:func:`limit_ipc`), while
+    ``/proc`` is still writable.
+
     Returns:
-        The mounts that could not be made read-only but were tolerated.
+        The IPC limits that could not be set and the mounts that could not be made
+        read-only, tolerated.
 
     Raises:
         SetupError: Not pid 1 of a new pid namespace, or a mount that must be read-only
@@ -732,7 +783,8 @@ def enter_minimal_root(config: dict, run_dir: str) -> list[str]:
         raise SetupError("the launcher is not the first process of a new pid namespace")
     root = os.path.join(run_dir, "root")
     os.mkdir(root, 0o755)
-    notes = make_everything_readonly()  # binds of read-only mounts stay read-only
+    refused = limit_ipc(config["limits"])  # through unshare's /proc, while it is writable
+    notes = refused + make_everything_readonly()  # binds of read-only mounts stay read-only
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
     build_root(root, config)
     pivot_into(root)  # the host's tree, our run dir (the nonce) included, is gone

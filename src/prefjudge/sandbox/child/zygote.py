@@ -15,9 +15,11 @@ IPC and UTS namespaces (namespace modes only). It
    nonce, code or test of any run ever lives in it.
 
 The forked child is pid 1 of a fresh pid namespace (the run's supervisor, like the
-launcher); it enters a fresh mount namespace of its own, mounts a fresh /tmp, /var/tmp,
-/dev/shm and /proc, reads the payload, and forks the harness process. That one confines
-itself exactly as a fresh harness (:func:`launcher.confine`: per-run uid or no
+launcher); it enters fresh mount, UTS, IPC and network namespaces of its own (nothing of
+a run outlives it: no System V IPC object or socket of one run reaches the next), mounts
+a fresh /tmp, /var/tmp, /dev/shm and /proc, bounds System V IPC as a fresh run does
+(:func:`launcher.limit_ipc`), reads the payload, and forks the harness process. That one
+confines itself exactly as a fresh harness (:func:`launcher.confine`: per-run uid or no
 capabilities, rlimits, ``no_new_privs``, seccomp), re-seeds the random generators the
 preloaded libraries made, and serves the payload with the same code as ``harness.py``.
 The supervisor waits for it, kills what is left, and reports as the launcher does.
@@ -43,7 +45,15 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
+RUN_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET
+"""What a run's supervisor unshares: the namespaces a fresh run gets from ``unshare``
+(besides its pid namespace, made at the fork). Without the IPC one, System V message queues,
+semaphores and shared memory of one run would outlive it, to be read by the next run of
+the same zygote; without the network one, its abstract unix sockets would be shared."""
 REQUEST_MAX_BYTES = 1 << 16
 PAYLOAD_MAX_BYTES = 256 << 20
 FDS_PER_REQUEST = 3
@@ -289,13 +299,17 @@ class Zygote:
                 return
 
     def _run(self, request: dict, out_fd: int, report_fd: int, payload_fd: int) -> None:
-        """The forked child, pid 1 of its pid namespace: its own mount namespace, the run."""
+        """The forked child, pid 1 of its pid namespace: namespaces of its own, the run.
+
+        Its own mount, UTS, IPC and network namespaces, as a fresh run's ``unshare`` gives
+        it: what a run leaves in them (IPC objects, sockets) dies with the run.
+        """
         try:
             self.control.close()
             os.close(self.own_pid_namespace)
-            if _libc.unshare(CLONE_NEWNS) != 0:
+            if _libc.unshare(RUN_NAMESPACES) != 0:
                 err = ctypes.get_errno()
-                raise OSError(err, f"unshare(CLONE_NEWNS): {os.strerror(err)}")
+                raise OSError(err, f"unshare(mount, UTS, IPC, network): {os.strerror(err)}")
             self._supervise({**self.config, **request}, out_fd, report_fd, payload_fd)
         except BaseException as exc:  # reported, never back into the loop
             self._fail(report_fd, exc)
