@@ -33,6 +33,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from prefjudge.paths import check_path_name
+
 CheckStatus = Literal["pass", "fail", "error"]
 FuncStatus = Literal["pass", "fail", "timeout", "error"]
 TestFormat = Literal["bigcodebench", "humaneval", "evalplus", "stdio", "none"]
@@ -799,7 +801,8 @@ class Persona(BaseModel):
     """A user profile: how they ask (input) and how they judge (output).
 
     Attributes:
-        name: Short identifier (file stem for the built-ins).
+        name: Short identifier (file stem for the built-ins): a name that may become a
+            file name (:func:`prefjudge.paths.check_path_name`).
         description: The free-text description the profile was built from.
         input: Input preferences.
         output: Output preferences.
@@ -807,7 +810,7 @@ class Persona(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Annotated[str, AfterValidator(check_path_name)]
     description: str = Field(min_length=1)
     input: InputPreferences
     output: OutputPreferences

@@ -29,7 +29,7 @@ from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.io import InputError, read_records, read_text, summary_path
 from prefjudge.journal import Journal, content_digest, model_settings
 from prefjudge.judge.pairs import pairs_from_generations
-from prefjudge.paths import data_dir
+from prefjudge.paths import check_path_name, data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
 from prefjudge.persona.flips import DEFAULT_RESAMPLES, flip_table, flips_summary
 from prefjudge.persona.profile import (
@@ -59,6 +59,14 @@ def _persona(name: str) -> Persona:
         raise click.BadParameter(str(exc), param_hint="--persona") from exc
 
 
+def _plain_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """``--name``, checked before any model call by the one rule for names of files."""
+    try:
+        return check_path_name(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 @main.group("persona")
 def persona() -> None:
     """Personas (vibe-testing): rewrite prompts in a user's voice, judge as that user."""
@@ -80,7 +88,8 @@ def list_personas() -> None:
 
 @persona.command("profile")
 @click.argument("description")
-@click.option("--name", required=True, help="The persona's name (letters, digits, _ . -).")
+@click.option("--name", required=True, callback=_plain_name,
+              help="The persona's name (letters, digits, _ . -).")
 @click.option("-o", "--output", required=True, type=OutputFile(stdout_ok=True),
               help="Persona YAML to write (- for stdout only).")
 @backend_options(stage="persona", sampling=PROFILE_SAMPLING)
@@ -105,7 +114,7 @@ def profile(description: str, name: str, output: Path, backend_config: BackendCo
     written = persona_yaml(made)
     if is_stdout(output):
         with tempfile.TemporaryDirectory(prefix="prefjudge-persona-") as folder:
-            check = Path(folder) / f"{name}.yaml"
+            check = Path(folder) / "persona.yaml"
             check.write_text(written, encoding="utf-8")
             load_persona(check)  # what we print must load back
         click.echo(written, nl=False)

@@ -38,10 +38,13 @@ def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
         experiment, base = load_experiment(experiment_file)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
-    run_experiment(experiment, base, Path(experiment_file).resolve(), console, invoke_stage,
-                   dry_run=dry_run,
-                   score_args=engine_args(engine, address, allow_degraded, shard_size,
-                                          shard_cpus, max_in_flight))
+    try:
+        run_experiment(experiment, base, Path(experiment_file).resolve(), console, invoke_stage,
+                       dry_run=dry_run,
+                       score_args=engine_args(engine, address, allow_degraded, shard_size,
+                                              shard_cpus, max_in_flight))
+    except InputError as exc:  # the benchmark cannot be read: nothing has been made
+        raise click.ClickException(str(exc)) from None
 
 
 def invoke_stage(args: list[str]) -> None:

@@ -47,18 +47,15 @@ from pydantic import (
 from prefjudge.backends.config import tomllib
 from prefjudge.io import InputError, InputIssue
 from prefjudge.judge.facts.judge import parse_criterion
+from prefjudge.paths import check_path_name
+from prefjudge.scoring.sources import hub_source_repo
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+PlainName = Annotated[str, AfterValidator(check_path_name)]
+"""A name that becomes a file or folder name: checked by :func:`prefjudge.paths.check_path_name`.
 
-
-def _plain_name(value: str) -> str:
-    if not _NAME.match(value):
-        raise ValueError("use letters, digits, '.', '_' and '-' only")
-    return value
-
-
-PlainName = Annotated[str, AfterValidator(_plain_name)]
-"""A name used in file names: letters, digits, '.', '_' and '-'."""
+The experiment's name (its results folder), every model's name (its files) and every
+persona's name (its folder, and the built-in persona it names) are such names.
+"""
 
 
 class _Strict(BaseModel):
@@ -81,7 +78,11 @@ class BenchmarkSpec(_Strict):
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
 
-
+    @field_validator("source")
+    @classmethod
+    def _hub_id(cls, value: str) -> str:
+        hub_source_repo(value)  # UnknownSourceError is a ValueError: reported with the line
+        return value
 
 
 class GenerateSpec(_Strict):
@@ -214,10 +215,11 @@ class PersonaSpec(BackendSpec):
 
     The same backend rewrites the prompts (``persona rewrite``) and compares each model
     pair as the persona (``persona compare``, with the original prompts' answers: the
-    single-turn k = 0 generations, so ``[generate]`` must include them).
+    single-turn k = 0 generations, so ``[generate]`` must include them). Each name is a
+    :data:`PlainName`: it names the persona's folder ``personas/<name>/``.
     """
 
-    names: list[str] = Field(min_length=1)
+    names: list[PlainName] = Field(min_length=1)
     max_attempts: int = Field(default=3, ge=1, le=10)
     max_tokens: int | None = Field(default=None, ge=1)
     original_judging: Literal["generic", "persona"] = "generic"
@@ -322,6 +324,25 @@ def _line_of(text: str, location: tuple[str | int, ...]) -> int:
                          re.MULTILINE)
     match = pattern.search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else 0
+
+
+def issue_at(path: Path, location: tuple[str | int, ...], message: str) -> InputIssue:
+    """A problem with the value at ``location`` of the experiment file ``path``.
+
+    Args:
+        path: The experiment file.
+        location: The key, e.g. ``("benchmark", "source")``.
+        message: What is wrong.
+
+    Returns:
+        The issue, with its line found as for a bad key (0 when the file cannot be read).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    where = ".".join(str(part) for part in location)
+    return InputIssue(str(path), _line_of(text, location), where, message)
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, Path]:

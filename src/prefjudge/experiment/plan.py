@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from prefjudge.experiment.config import BackendSpec, Experiment
+from prefjudge.scoring.sources import HUB_PREFIX, find_hub_dataset
 
 CALLS_PER_PAIR = {"monolithic": 2, "pointwise": 3, "evidence": 0}
 CRITERALIGN_MIN_CALLS = 5  # criteria, two judgings, two syntheses; refinement adds more
@@ -160,6 +161,20 @@ def resolve(base: Path, value: str) -> str:
     return str(candidate) if candidate.exists() or "/" not in value.strip("./") else value
 
 
+def benchmark_source(base: Path, value: str) -> str:
+    """``[benchmark] source``: a hub name as it is, else a path relative to the file.
+
+    ``hub:OWNER/NAME`` is always a hub name (checked, and never read from a local folder,
+    by :func:`prefjudge.scoring.sources.resolve_source`); a known hub id or alias
+    (``bigcodebench``) is one unless a file or folder of that name is beside the file.
+    """
+    if value.startswith(HUB_PREFIX):
+        return value
+    if find_hub_dataset(value) is not None and not (base / value).expanduser().exists():
+        return value
+    return resolve(base, value)
+
+
 def judge_bound(method: str, model_method: str) -> str:
     """How a judge stage's planned requests bound the real ones (``≥``, ``≤`` or exact).
 
@@ -186,7 +201,7 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int,
     cache = root / "cache.sqlite"
     bench = experiment.benchmark
     augmented = root / "augmented.jsonl"
-    augment_args = ["augment", resolve(base, bench.source), "-o", str(augmented),
+    augment_args = ["augment", benchmark_source(base, bench.source), "-o", str(augmented),
                     "--selector", experiment.augment.selector, "--k", str(experiment.augment.k),
                     "--seed", str(experiment.augment.seed)]
     for option, value in (("--limit", bench.limit), ("--split", bench.split),

@@ -26,11 +26,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.experiment import leaderboard
-from prefjudge.experiment.config import Experiment
+from prefjudge.experiment.config import Experiment, issue_at
 from prefjudge.experiment.judge_rounds import judge_in_rounds
-from prefjudge.experiment.plan import Stage, build_plan, original_answers, resolve
-from prefjudge.io import read_existing
+from prefjudge.experiment.plan import Stage, benchmark_source, build_plan, original_answers
+from prefjudge.io import InputError, read_existing
 from prefjudge.journal import file_fingerprint
+from prefjudge.scoring.sources import SourceError
 
 COMMANDS_WITH_CONFIG = ("augment", "generate", "judge", "persona")
 
@@ -40,7 +41,7 @@ def count_tasks(experiment: Experiment, base: Path) -> int:
     bench = experiment.benchmark
     from prefjudge.scoring.sources import load_task_source
 
-    tasks = load_task_source(resolve(base, bench.source), split=bench.split,
+    tasks = load_task_source(benchmark_source(base, bench.source), split=bench.split,
                              subset=bench.subset, limit=bench.limit)
     return min(len(tasks), bench.limit or len(tasks))
 
@@ -128,8 +129,15 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
 
     Returns:
         The manifest (also written to ``manifest.json`` unless ``dry_run``).
+
+    Raises:
+        InputError: The benchmark source cannot be read (named by the experiment file's
+            line and ``benchmark.source``), or its records do not convert.
     """
-    n_tasks = count_tasks(experiment, base)
+    try:
+        n_tasks = count_tasks(experiment, base)
+    except SourceError as exc:  # a missing file, a bad or uncached hub name: the file's line
+        raise InputError([issue_at(source_file, ("benchmark", "source"), str(exc))]) from None
     root, stages = build_plan(experiment, base, n_tasks, score_args)
     console.print(plan_table(stages, root))
     manifest: dict[str, Any] = {

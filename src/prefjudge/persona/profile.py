@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from prefjudge.backends import Backend, Request, Sampling, chat
 from prefjudge.io import InputError, read_text
 from prefjudge.judge.prompts import load_template
-from prefjudge.paths import data_dir
+from prefjudge.paths import check_path_name, data_dir
 from prefjudge.records import Persona
 
 GENERIC_USER = (
@@ -49,6 +49,23 @@ def personas_dir() -> Path:
 def builtin_personas() -> list[str]:
     """Names of the built-in personas."""
     return sorted(p.stem for p in personas_dir().glob("*.yaml") if p.stem != "dimensions")
+
+
+def _builtin_persona(name: str) -> Path:
+    """The file of the built-in persona ``name``; only a plain name is looked up.
+
+    Raises:
+        PersonaError: When ``name`` is not a plain name (:func:`check_path_name`: no
+            ``../``, no folder) or no built-in persona has it.
+    """
+    try:
+        candidate = personas_dir() / f"{check_path_name(name)}.yaml"
+    except ValueError:
+        candidate = None
+    if candidate is None or not candidate.is_file() or name == "dimensions":
+        known = ", ".join(builtin_personas())
+        raise PersonaError(f"unknown persona {name!r}: use one of {known} or a YAML file")
+    return candidate
 
 
 def _load_yaml(path: Path) -> Any:
@@ -81,13 +98,7 @@ def load_persona(name_or_path: str | Path) -> Persona:
     """
     path = Path(name_or_path)
     if not path.is_file():
-        candidate = personas_dir() / f"{name_or_path}.yaml"
-        if not candidate.is_file() or str(name_or_path) == "dimensions":
-            known = ", ".join(builtin_personas())
-            raise PersonaError(
-                f"unknown persona {str(name_or_path)!r}: use one of {known} or a YAML file"
-            )
-        path = candidate
+        path = _builtin_persona(str(name_or_path))
     data = _load_yaml(path)
     if not isinstance(data, dict):
         raise PersonaError(f"{path}: expected a mapping with name, description, input, output")

@@ -10,8 +10,16 @@ resolves it here, in this order, without touching the network for local paths:
    (``load_from_disk``), or a folder of data files laid out like a hub repository
    (``load_dataset(folder)``, README ``configs`` honoured);
 3. ``hub:OWNER/NAME`` is any hub dataset whose rows are in a format prefjudge reads
-   (told from the fields, as for files); without ``split`` it must have one split only;
+   (told from the fields, as for files); without ``split`` it must have one split only.
+   It is always a hub name, checked first (no local path is looked at): ``OWNER/NAME``
+   must follow the hub's rule for repository ids (:func:`check_hub_repo_id`), so
+   ``hub:../data`` is refused, never read from a folder;
 4. a **known name** below, by hub id or alias (case-insensitive).
+
+A hub name is handed to ``datasets.load_dataset`` as ``hf://datasets/OWNER/NAME``
+(:func:`remote_dataset_path`), which the library resolves on the hub (or in its cache)
+only: a local folder named like the dataset, e.g. ``bigcode/bigcodebench`` in the working
+folder, is never read in its place.
 
 Anything else is refused with the known names. Rows always go through the converters the
 local files use, so a task or pair loaded from the hub equals the one from the same row in
@@ -53,6 +61,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -70,6 +79,12 @@ HUB_INSTALL_HINT = "pip install 'prefjudge[hub]'"
 
 HUB_PREFIX = "hub:"
 """``hub:OWNER/NAME`` names any hub dataset, known or not."""
+
+HUB_REPO_PART_MAX = 96
+"""The longest owner or dataset name the hub allows."""
+
+_HUB_PART = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9._-]*[A-Za-z0-9_])?")
+_HUB_CHAR = re.compile(r"[A-Za-z0-9._-]")
 
 _MEDIA_FEATURES = frozenset({"Image", "Audio", "Video", "Pdf", "Nifti"})
 
@@ -207,6 +222,84 @@ class Rows:
     origin: Origin
 
 
+# --------------------------------------------------------------------------- hub names
+
+
+def check_hub_repo_id(repo: str) -> str:
+    """Return ``repo`` when it is a hub dataset id, ``OWNER/NAME``; say why not otherwise.
+
+    The hub's own rule for repository ids (``huggingface_hub``'s ``validate_repo_id``),
+    with the owner required: two names joined by one ``/``, each 1 to
+    :data:`HUB_REPO_PART_MAX` ASCII letters, digits, ``-``, ``_`` and ``.``, neither
+    starting nor ending with ``-`` or ``.``; no ``--`` or ``..`` anywhere, no ``.git`` at
+    the end. So no id is ``.``, ``..``, absolute, or deeper than one folder.
+
+    Args:
+        repo: The id, without ``hub:``.
+
+    Returns:
+        ``repo``, unchanged.
+
+    Raises:
+        UnknownSourceError: When the rule refuses it (the message says what is wrong).
+    """
+    problem = _hub_repo_id_problem(repo)
+    if problem:
+        raise UnknownSourceError(
+            f"{HUB_PREFIX}{repo!r}: not a hub dataset id ({problem}); expected "
+            f"{HUB_PREFIX}OWNER/NAME, each 1 to {HUB_REPO_PART_MAX} ASCII letters, digits, "
+            "'-', '_' and '.', not starting or ending with '-' or '.'. A local file or "
+            "folder is given by its path, without hub:"
+        )
+    return repo
+
+
+def _hub_repo_id_problem(repo: str) -> str:
+    """What :func:`check_hub_repo_id` refuses in ``repo`` ("" when nothing)."""
+    parts = repo.split("/")
+    bad = next((char for char in repo if char != "/" and not _HUB_CHAR.fullmatch(char)), None)
+    if len(parts) != 2:
+        return "it needs exactly one '/' between OWNER and NAME"
+    if bad is not None:
+        return f"{bad!r} (U+{ord(bad):04X}) is not allowed"
+    if "--" in repo or ".." in repo:
+        return "'--' and '..' are not allowed"
+    if not all(parts):
+        return "OWNER or NAME is empty"
+    if any(len(part) > HUB_REPO_PART_MAX for part in parts):
+        return f"a name is longer than {HUB_REPO_PART_MAX} characters"
+    edged = next((part for part in parts if not _HUB_PART.fullmatch(part)), None)
+    if edged is not None:
+        return f"{edged!r} starts or ends with '-' or '.'"
+    if repo.endswith(".git"):
+        return "it ends with '.git'"
+    return ""
+
+
+def hub_source_repo(source: str) -> str | None:
+    """The checked ``OWNER/NAME`` of a ``hub:OWNER/NAME`` source; None for any other source.
+
+    Raises:
+        UnknownSourceError: When ``hub:`` is followed by no hub dataset id
+            (:func:`check_hub_repo_id`).
+    """
+    if not source.startswith(HUB_PREFIX):
+        return None
+    return check_hub_repo_id(source[len(HUB_PREFIX) :])
+
+
+def remote_dataset_path(repo: str) -> str:
+    """``hf://datasets/OWNER/NAME``: what ``datasets.load_dataset`` is given for a hub id.
+
+    With this form the library looks the dataset up on the hub (or in its cache of the
+    hub) only, never in a local folder of that name.
+
+    Raises:
+        UnknownSourceError: When ``repo`` is not a hub dataset id (:func:`check_hub_repo_id`).
+    """
+    return f"hf://datasets/{check_hub_repo_id(repo)}"
+
+
 # --------------------------------------------------------------------------- resolving
 
 
@@ -242,23 +335,22 @@ def resolve_source(
 
     Returns:
         The local path (file or folder), or the hub dataset (a known one, or an ad hoc
-        entry with no defaults for ``hub:OWNER/NAME``).
+        entry with no defaults for ``hub:OWNER/NAME``). ``hub:...`` is never a path.
 
     Raises:
-        UnknownSourceError: When it is none of them, listing the known names, or when
+        UnknownSourceError: When it is none of them, listing the known names; when
+            ``hub:`` is followed by no hub dataset id (:func:`check_hub_repo_id`); or when
             ``limit`` is below 1.
     """
     if limit is not None and limit < 1:
         raise UnknownSourceError(f"limit must be at least 1, got {limit}")
     text = os.fspath(source)
+    repo = hub_source_repo(text)
+    if repo is not None:  # a hub name, whatever local paths exist
+        return find_hub_dataset(repo, kind) or HubDataset(repo, kind)
     path = Path(text).expanduser()
     if text and path.exists():
         return path
-    if text.startswith(HUB_PREFIX):
-        repo = text[len(HUB_PREFIX) :].strip().strip("/")
-        if not repo or repo.count("/") > 1 or any(c.isspace() for c in repo):
-            raise UnknownSourceError(f"{text!r}: expected hub:OWNER/NAME")
-        return find_hub_dataset(repo, kind) or HubDataset(repo, kind)
     entry = find_hub_dataset(text, kind)
     if entry is not None:
         return entry
@@ -422,9 +514,10 @@ def dataset_rows(
     subset = subset or entry.subset
     label = hub_label(entry.repo, split, subset)
     lib = _datasets_library(label)
+    remote = remote_dataset_path(entry.repo)  # never a local folder of that name
     try:
         try:
-            loaded = lib.load_dataset(entry.repo, subset, split=split, **hub_kwargs)
+            loaded = lib.load_dataset(remote, subset, split=split, **hub_kwargs)
         except ConnectionError as exc:
             loaded = lib.load_dataset(_snapshot(entry.repo, label, exc, hub_kwargs), subset,
                                       split=split)
@@ -503,7 +596,7 @@ def hub_files(
         UnknownSourceError: Unknown subset, or a file the repository does not have.
     """
     name, files = entry.files(subset)
-    label = hub_label(entry.repo, None, name)
+    label = hub_label(check_hub_repo_id(entry.repo), None, name)
     unknown = sorted(set(hub_kwargs) - {"revision"})
     if unknown:
         raise UnknownSourceError(f"{label}: read as files; options not used: {', '.join(unknown)}")
@@ -609,7 +702,7 @@ def load_task_source(
         source: A task file (BigCodeBench, HumanEval(+), MBPP+, LiveCodeBench or prefjudge
             JSONL, as :func:`~prefjudge.scoring.tasks.load_tasks` reads), a dataset folder,
             ``hub:OWNER/NAME``, or a known hub id or alias (see the module docstring). An
-            existing path always wins over a name.
+            existing path always wins over a known name; ``hub:...`` is never a path.
         split: The split of a hub dataset or folder [default: the dataset's, e.g.
             ``v0.1.4`` for BigCodeBench]; not used for a file.
         subset: The configuration of a hub dataset (LiveCodeBench: the version tag); not

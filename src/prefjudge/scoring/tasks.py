@@ -473,7 +473,8 @@ def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
     :func:`load_tasks`). Records go through the same converters as local files.
 
     Args:
-        name: Hub dataset name.
+        name: Hub dataset id, ``OWNER/NAME`` (the hub's rule:
+            :func:`prefjudge.scoring.sources.check_hub_repo_id`).
         split: Dataset split.
         **kwargs: Passed to ``datasets.load_dataset`` (e.g. ``version_tag``).
 
@@ -481,9 +482,12 @@ def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
         Tasks by ``task_id``, in dataset order.
 
     Raises:
-        HubUnavailableError: When ``datasets`` is not installed or the load fails.
+        HubUnavailableError: When ``datasets`` is not installed or the load fails, or when
+            ``name`` is no hub id or a local path of that name exists (``load_dataset``
+            would read it instead of the hub).
         InputError: When records cannot be converted (with row numbers).
     """
+    _check_hub_name(name)
     try:
         import datasets
     except ImportError as exc:
@@ -498,6 +502,22 @@ def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
     return tasks_from_records(
         ((index, dict(row)) for index, row in enumerate(rows, start=1)), f"hub:{name}[{split}]"
     )
+
+
+def _check_hub_name(name: str) -> None:
+    """Refuse a ``name`` that is no hub id, or that a local path would shadow."""
+    from prefjudge.scoring.sources import SourceError, check_hub_repo_id
+
+    try:
+        check_hub_repo_id(name)
+    except SourceError as exc:
+        raise HubUnavailableError(str(exc)) from None
+    if os.path.lexists(name):
+        raise HubUnavailableError(
+            f"hub dataset {name!r}: a local path {name!r} exists, which the 'datasets' "
+            "library would read instead of the hub; use "
+            "prefjudge.scoring.sources.load_task_source('hub:' + name), which never reads it"
+        )
 
 
 def imported_modules(source: str) -> set[str]:

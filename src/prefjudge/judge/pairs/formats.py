@@ -955,7 +955,8 @@ def load_preference_source(
 
     Args:
         source: A pair file (any format :func:`load_pairs` reads), a dataset folder,
-            ``hub:OWNER/NAME``, or a known hub id or alias. An existing path always wins.
+            ``hub:OWNER/NAME``, or a known hub id or alias. An existing path always wins
+            over a known name; ``hub:...`` is never a path.
         fmt: The pair format, or ``auto`` (the dataset's own, else told from the content).
         split: The split of a hub dataset or folder [default: the dataset's]; not used for
             a file.
