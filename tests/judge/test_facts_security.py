@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,101 @@ def test_batch_in_small_chunks_matches_one_run():
     one = security_findings_batch(codes)
     chunked = security_findings_batch(codes, chunk_size=2)
     assert one == chunked
+
+
+# -- one response must not spoil the others' evidence ------------------------------------------
+
+
+def string_table(lines: int) -> str:
+    """A dict of string literals over ``lines`` lines: bandit's time grows with lines squared."""
+    body = "".join(f'    "key{i}": "value {i}",\n' for i in range(lines))
+    return f"TABLE = {{\n{body}}}\n"
+
+
+SLOW = string_table(8000)  # bandit alone: well over TIMEOUT (~30 s on a 2-core VM)
+NEIGHBOURS = ("shell", "md5", "password")
+TIMEOUT = 4.0  # a bandit run of the three neighbours takes ~0.5 s
+
+
+def with_slow(slow: str = SLOW) -> list[str]:
+    """The neighbours' snippets with ``slow`` second."""
+    codes = [SNIPPETS[name][0] for name in NEIGHBOURS]
+    return [codes[0], slow, *codes[1:]]
+
+
+def neighbours_of(reports):
+    return dict(zip(NEIGHBOURS, [reports[0], *reports[2:]], strict=True))
+
+
+@pytest.fixture(scope="module")
+def over_bound_batch():
+    """The neighbours batched with the slow file, which is over the per-file work bound."""
+    return security_findings_batch(with_slow(), timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def timed_out_batch():
+    """The same with no work bounds: the run times out and is split down to single files."""
+    unbounded = 10**15
+    return security_findings_batch(with_slow(), timeout=TIMEOUT, max_work=unbounded,
+                                   chunk_work=unbounded)
+
+
+def test_slow_response_does_not_spoil_its_batch(over_bound_batch):
+    for name, report in neighbours_of(over_bound_batch).items():
+        assert report.status == "ok", report.reason
+        assert SNIPPETS[name][1] in rules(report)
+    slow = over_bound_batch[1]
+    assert slow.status == "error" and slow.risk is None and slow.findings == []
+    assert f"per-file bound of {security.MAX_WORK:,}" in slow.reason
+    assert slow.lines == SLOW.count("\n")
+
+
+def test_run_that_times_out_is_split_so_only_the_slow_file_errs(timed_out_batch):
+    slow = timed_out_batch[1]
+    assert slow.status == "error" and slow.risk is None
+    assert slow.reason == f"bandit timed out after {TIMEOUT:g} s"
+    for name, report in neighbours_of(timed_out_batch).items():
+        assert report.status == "ok", report.reason
+        assert SNIPPETS[name][1] in rules(report)
+
+
+def test_report_is_the_same_alone_and_in_any_batch(
+    snippet_reports, over_bound_batch, timed_out_batch
+):
+    for name in NEIGHBOURS:
+        alone = security_findings_batch([SNIPPETS[name][0]], timeout=TIMEOUT)[0]
+        assert alone.findings  # a real finding, not an empty report on both sides
+        assert alone == snippet_reports[name]  # batched with normal snippets
+        assert alone == neighbours_of(over_bound_batch)[name]  # with a file over the bound
+        assert alone == neighbours_of(timed_out_batch)[name]  # with a file that timed out
+    assert security_findings(SLOW) == over_bound_batch[1]
+
+
+def test_work_estimate_grows_with_string_literals_times_lines():
+    def work(code: str) -> int:
+        return security.bandit_work(ast.parse(code))
+
+    flat = "".join(f'x{i} = "{i}"\n' for i in range(8000))  # linear in bandit: ~0.5 s
+    assert work(flat) < security.MAX_WORK / 5
+    assert work(string_table(1000)) < security.MAX_WORK / 5  # ~0.5 s
+    assert work(string_table(4000)) > security.MAX_WORK  # ~4 s, 28,000 lines ~300 s
+    assert work(string_table(4000)) > 14 * work(string_table(1000))
+    one_line_concat = "x = " + " + ".join(["*".join(['"s"'] * 60)] * 60) + "\n"  # ~11 s
+    assert work(one_line_concat) > security.MAX_WORK
+
+
+def test_real_responses_are_far_below_the_work_bound(real):
+    for pair, _ in real.values():
+        for response in (pair.response_a, pair.response_b):
+            prepared = security._prepare(security.last_python_block(response))
+            assert isinstance(prepared, str) or prepared.work < security.MAX_WORK / 100
+
+
+def test_runs_are_cut_by_files_and_by_work():
+    def item(work: int):
+        return security._Prepared("x = 1\n", 1, 1, "", "", work)
+
+    todo = list(enumerate(item(w) for w in (60, 60, 60, 10, 10, 10, 200)))
+    chunks = security._chunks(todo, size=3, work=130)
+    assert [[index for index, _ in chunk] for chunk in chunks] == [[0, 1], [2, 3, 4], [5], [6]]

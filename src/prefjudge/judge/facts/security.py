@@ -21,6 +21,20 @@ cannot be wrong about what was analysed: the other side is fully analysed and ha
 risk than the partial side's lower bound, or both are partial and the text left
 unanalysed is the same on both sides (so the difference lies in what was analysed).
 Otherwise, and when nothing parses or bandit itself fails, the outcome is ``error``.
+
+A response's report does not depend on the other responses analysed with it. Bandit's time
+is not linear in the code's size: a dict or list of N string literals on N lines costs it
+N² steps (4,000 lines take seconds, 28,000 lines over five minutes). So its work on each
+file is estimated before it runs (:func:`bandit_work`, linear in the code), and code over
+:data:`MAX_WORK` (2-3 s of bandit's CPU) is an ``error`` that names the bound, without
+running bandit. The rest is batched into runs of at most :data:`CHUNK_FILES` files and
+:data:`CHUNK_WORK`. A run that fails or times out anyway (a shape the estimate misses) is
+split into :data:`SPLIT_PARTS` parts that are rerun, down to single files: only a file that
+fails alone is an ``error`` (a timeout one with the reason ``bandit timed out after 60 s``,
+never a clean report), and every other file gets the report it gets alone. A file that
+makes runs time out costs at most three timeouts (its run of up to 250 files, its part of
+up to 16, itself) and one more trivial run that tells a broken bandit (then every file is
+an ``error``) from a broken file.
 """
 
 from __future__ import annotations
@@ -55,7 +69,17 @@ RANK_WEIGHTS: dict[str, int] = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 3, "HIGH": 9
 CHUNK_FILES = 250
 """Files per bandit process (one start costs ~0.4 s; 400 files take ~1.5 s)."""
 
-RUN_TIMEOUT_S = 300.0
+MAX_WORK = 100_000_000
+"""Per-file bound on :func:`bandit_work`: 1.6-2.4 s of bandit's CPU at the bound, measured."""
+
+CHUNK_WORK = 250_000_000
+"""Bound on the summed :func:`bandit_work` of one bandit run (about 5 s of CPU)."""
+
+RUN_TIMEOUT_S = 60.0
+"""Seconds a bandit run may take; a file errs for it only when it ran out of time alone."""
+
+SPLIT_PARTS = 16
+"""Parts a failed bandit run is split into for rerunning."""
 ReportStatus = Literal["ok", "partial", "error"]
 Outcome = Literal["A", "B", "tie", "error"]
 
@@ -185,14 +209,29 @@ def security_findings(code: str) -> SecurityReport:
 
 
 def security_findings_batch(
-    codes: Sequence[str], *, chunk_size: int = CHUNK_FILES, timeout: float = RUN_TIMEOUT_S
+    codes: Sequence[str],
+    *,
+    chunk_size: int = CHUNK_FILES,
+    timeout: float = RUN_TIMEOUT_S,
+    max_work: int = MAX_WORK,
+    chunk_work: int = CHUNK_WORK,
 ) -> list[SecurityReport]:
-    """Analyse many responses, one bandit process per ``chunk_size`` files.
+    """Analyse many responses, batched into few bandit processes.
+
+    A response's report does not depend on the others in the batch: code whose estimated
+    bandit work (:func:`bandit_work`) exceeds ``max_work`` is an ``error`` without running
+    bandit; the rest is grouped into runs of at most ``chunk_size`` files and ``chunk_work``;
+    a run that fails is split and rerun (:meth:`_Runner.analyse`), so that only code that
+    fails alone is an ``error``.
 
     Args:
         codes: Responses (fenced Markdown or plain code).
         chunk_size: Files per bandit run.
-        timeout: Seconds before a bandit run is abandoned (its files become errors).
+        timeout: Seconds before a bandit run is abandoned; a file is an error for a timeout
+            only when it ran out of time alone.
+        max_work: The per-file bound on :func:`bandit_work`.
+        chunk_work: The bound on the summed :func:`bandit_work` of one run (a file over it
+            runs alone).
 
     Returns:
         One report per response, in order.
@@ -204,21 +243,42 @@ def security_findings_batch(
                 for _ in codes]
     extracted = [last_python_block(code) for code in codes]
     prepared = [_prepare(code) for code in extracted]
-    reports: list[SecurityReport | None] = [None] * len(codes)
-    todo = []
+    reports: dict[int, SecurityReport] = {}
+    todo: list[tuple[int, _Prepared]] = []
     for index, item in enumerate(prepared):
-        if isinstance(item, str):
-            reports[index] = SecurityReport(version=version, status="error", reason=item,
-                                            lines=len(extracted[index].splitlines()))
-        else:
-            todo.append(index)
-    for start in range(0, len(todo), max(chunk_size, 1)):
-        chunk = todo[start : start + max(chunk_size, 1)]
-        items = [item for i in chunk if isinstance(item := prepared[i], _Prepared)]
-        found = _run_bandit(items, version, timeout)
-        for index, report in zip(chunk, found, strict=True):
-            reports[index] = report
-    return [r for r in reports if r is not None]
+        if isinstance(item, _Prepared) and item.work <= max_work:
+            todo.append((index, item))
+            continue
+        problem = item if isinstance(item, str) else _over_bound(item, max_work)
+        reports[index] = SecurityReport(version=version, status="error", reason=problem,
+                                        lines=len(extracted[index].splitlines()))
+    runner = _Runner(version, timeout)
+    for chunk in _chunks(todo, max(chunk_size, 1), chunk_work):
+        found = runner.analyse([item for _, item in chunk])
+        reports.update((index, report) for (index, _), report in zip(chunk, found, strict=True))
+    return [reports[index] for index in range(len(codes))]
+
+
+def _over_bound(item: _Prepared, max_work: int) -> str:
+    """Why ``item`` is not given to bandit: its estimated work is over the bound."""
+    return (f"not analysed: the code is too large for bandit in bounded time (estimated work "
+            f"{item.work:,} over the per-file bound of {max_work:,}; bandit's time grows with "
+            f"the string literals of a statement times its lines)")
+
+
+def _chunks(
+    todo: Sequence[tuple[int, _Prepared]], size: int, work: int
+) -> list[list[tuple[int, _Prepared]]]:
+    """``todo`` in order, cut into runs of at most ``size`` files and ``work`` (or one file)."""
+    chunks: list[list[tuple[int, _Prepared]]] = []
+    total = 0
+    for entry in todo:
+        if not chunks or len(chunks[-1]) >= size or total + entry[1].work > work:
+            chunks.append([])
+            total = 0
+        chunks[-1].append(entry)
+        total += entry[1].work
+    return chunks
 
 
 @dataclass(frozen=True)
@@ -231,6 +291,7 @@ class _Prepared:
         analysed: Lines given to bandit.
         reason: Why the rest was left out (empty when nothing was).
         rest: The text left out.
+        work: :func:`bandit_work` of ``text``.
     """
 
     text: str
@@ -238,25 +299,27 @@ class _Prepared:
     analysed: int
     reason: str
     rest: str
+    work: int
 
 
 def _prepare(code: str) -> _Prepared | str:
     """The longest prefix of whole lines that parses, or why nothing does (a str)."""
     lines = code.splitlines(keepends=True)
-    problem = _parse_problem(code)
-    if problem is None:
-        return _Prepared(code, len(lines), len(lines), "", "")
-    if problem[0] is None:  # not a syntax error (null bytes, nesting too deep)
-        return problem[1]
-    first = problem[1]
-    keep = min(len(lines) - 1, problem[0] - 1)
+    parsed = _parse(code)
+    if isinstance(parsed, ast.Module):
+        return _Prepared(code, len(lines), len(lines), "", "", bandit_work(parsed))
+    if parsed[0] is None:  # not a syntax error (null bytes, nesting too deep)
+        return parsed[1]
+    first = parsed[1]
+    keep = min(len(lines) - 1, parsed[0] - 1)
     while keep > 0:
-        found = _parse_problem("".join(lines[:keep]))
-        if found is None:
+        found = _parse("".join(lines[:keep]))
+        if isinstance(found, ast.Module):
             rest = "".join(lines[keep:])
             reason = (f"only lines 1-{keep} of {len(lines)} parse; the rest does not "
                       f"({first})")
-            return _Prepared("".join(lines[:keep]), len(lines), keep, reason, rest)
+            return _Prepared("".join(lines[:keep]), len(lines), keep, reason, rest,
+                             bandit_work(found))
         if found[0] is None:
             return found[1]
         keep = min(keep - 1, found[0] - 1)
@@ -264,21 +327,171 @@ def _prepare(code: str) -> _Prepared | str:
     return f"the code does not parse as Python {python} ({first})"
 
 
-def _parse_problem(text: str) -> tuple[int | None, str] | None:
-    """None when ``text`` parses; else ``(line of the syntax error or None, message)``."""
+def _parse(text: str) -> ast.Module | tuple[int | None, str]:
+    """The tree of ``text``, or ``(line of the syntax error or None, message)``."""
     try:
         with warnings.catch_warnings():  # invalid escapes in the response are not our problem
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            return ast.parse(text)
     except SyntaxError as exc:
         return max(exc.lineno or 1, 1), f"line {exc.lineno}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, f"the code cannot be parsed: {type(exc).__name__}: {exc}"
-    return None
+
+
+# -- bandit's work, estimated before it runs -----------------------------------------------------
+
+_NODE_TESTS = {"Call": 33, "Assert": 1, "FunctionDef": 2, "ExceptHandler": 2, "Import": 1,
+               "ImportFrom": 1}
+"""Bandit 1.9.4's default tests per node type; each scans the node's lines for ``# nosec``."""
+_STR_TESTS = 4
+"""Bandit 1.9.4's default tests of a string literal (B104, B105, B108, B608)."""
+WORK_PER_NODE = 500
+"""Work of visiting one node and running its checks, beyond the line scans."""
+WORK_PER_FSTRING_PART = 3
+"""Work per part of an f-string, for each of its string parts (B608 joins them all)."""
+WORK_PER_CONCATENATION = 15
+"""Work per node of a ``+``/``%`` expression, for each of its strings (B608 joins them)."""
+WORK_TUPLE_DIVISOR = 16
+"""A tuple of N elements given literally to a call costs N² / this (rebuilt per element)."""
+_LITERALS = (ast.List, ast.Tuple, ast.Set)
+
+
+def bandit_work(tree: ast.Module) -> int:
+    """Estimate the work bandit 1.9.4 does on ``tree``, in units of 20-30 ns of CPU.
+
+    Bandit's time is not linear in the code's size. For every check it runs (33 per call,
+    4 per string literal, ...) it scans every line of the check's context for a ``# nosec``
+    comment, even with ``--ignore-nosec``, and a string literal's context is its parent: a
+    list, dict or call of N string literals on N lines costs N² line scans. B608 joins every
+    part of an f-string for each of its parts, and every string of a ``+``/``%`` expression
+    for each of its strings; a tuple given literally to a call is rebuilt one element at a
+    time. The estimate counts these (one unit a line scan) plus a fixed cost per node, with
+    weights measured on bandit 1.9.4 (re-measure them when :data:`BANDIT_PIN` changes).
+
+    Args:
+        tree: Parsed code.
+
+    Returns:
+        The estimated work: :data:`MAX_WORK` is 2-3 s of bandit's CPU time.
+    """
+    work = 0
+    concats: list[list[int]] = []  # [nodes, string literals] per BinOp tree
+    # (node, parent, lines the parent spans, index of the parent's BinOp tree, literal arg?)
+    stack: list[tuple[ast.AST, ast.AST, int, int | None, bool]] = [
+        (child, tree, 0, None, False) for child in ast.iter_child_nodes(tree)]
+    while stack:
+        node, parent, parent_span, concat, literal = stack.pop()
+        span = _span(node, parent_span)
+        work += WORK_PER_NODE + span * (1 + _NODE_TESTS.get(type(node).__name__, 0))
+        if isinstance(node, ast.Constant):
+            work += _string_work(node, parent, parent_span)
+        if concat is None and isinstance(node, ast.BinOp):
+            concats.append([0, 0])
+            concat = len(concats) - 1
+        if concat is not None:
+            concats[concat][0] += 1
+            concats[concat][1] += isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if literal and isinstance(node, ast.Tuple):
+            work += len(node.elts) ** 2 // WORK_TUPLE_DIVISOR
+        inner = concat if isinstance(node, ast.BinOp) else None
+        stack.extend((child, node, span, inner, _literal_arg(node, child, literal))
+                     for child in ast.iter_child_nodes(node))
+    return work + sum(WORK_PER_CONCATENATION * nodes * strings for nodes, strings in concats)
+
+
+def _span(node: ast.AST, parent_span: int) -> int:
+    """Lines ``node`` spans; its parent's for a node without line numbers (0 for ``Load``)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return parent_span if node._fields else 0
+    return (getattr(node, "end_lineno", None) or first) - first + 1
+
+
+def _string_work(node: ast.Constant, parent: ast.AST, parent_span: int) -> int:
+    """A string literal's checks: its parent's lines scanned per test, f-string parts joined."""
+    if isinstance(parent, ast.Expr):  # a docstring or a bare string: bandit skips it
+        return 0
+    if isinstance(node.value, bytes):
+        return parent_span
+    if not isinstance(node.value, str):
+        return 0
+    work = parent_span * (1 + _STR_TESTS)
+    if isinstance(parent, ast.JoinedStr):
+        work += WORK_PER_FSTRING_PART * len(parent.values)
+    return work
+
+
+def _literal_arg(parent: ast.AST, child: ast.AST, inherited: bool) -> bool:
+    """Whether ``child`` is (in) a literal argument bandit converts for a call's checks."""
+    if isinstance(parent, ast.Call):
+        return child is not parent.func
+    return inherited and isinstance(parent, (ast.keyword, *_LITERALS))
+
+
+# -- running bandit ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Runner:
+    """Runs bandit over groups of files, isolating the files that make a run fail.
+
+    Attributes:
+        version: The bandit version (for the reports).
+        timeout: Seconds per bandit run.
+        healthy: Whether bandit analyses a trivial file (None until a run has failed).
+    """
+
+    version: str
+    timeout: float
+    healthy: bool | None = None
+
+    def analyse(self, items: Sequence[_Prepared]) -> list[SecurityReport]:
+        """Reports of ``items``; only a file that fails alone (or any, if bandit is broken) errs.
+
+        A run that fails (times out, crashes, writes no report) is split into at most
+        :data:`SPLIT_PARTS` parts that are rerun, recursively, down to single files: the
+        others get the findings they get alone. When bandit cannot analyse even a trivial
+        file, the failure is bandit's, not the files', and every file gets it.
+
+        Args:
+            items: Prepared code, each within the per-file bound.
+
+        Returns:
+            One report per item, in order.
+        """
+        try:
+            return _run_bandit(items, self.version, self.timeout)
+        except BanditRunError as exc:
+            if len(items) == 1 or not self._bandit_works():
+                return [_error(item, str(exc), self.version) for item in items]
+        step = -(-len(items) // SPLIT_PARTS)
+        return [report for start in range(0, len(items), step)
+                for report in self.analyse(items[start : start + step])]
+
+    def _bandit_works(self) -> bool:
+        """Whether bandit analyses a trivial file (asked once)."""
+        if self.healthy is None:
+            trivial = _Prepared("x = 1\n", 1, 1, "", "", 0)
+            try:
+                _run_bandit([trivial], self.version, self.timeout)
+            except BanditRunError:
+                self.healthy = False
+            else:
+                self.healthy = True
+        return self.healthy
+
+
+def _error(item: _Prepared, reason: str, version: str) -> SecurityReport:
+    return SecurityReport(version=version, status="error", reason=reason, lines=item.lines)
 
 
 def _run_bandit(items: Sequence[_Prepared], version: str, timeout: float) -> list[SecurityReport]:
-    """Run bandit once over ``items``; a failed run makes every item an error."""
+    """Run bandit once over ``items``.
+
+    Raises:
+        BanditRunError: The run failed (the caller decides which files to blame).
+    """
     with tempfile.TemporaryDirectory(prefix="prefjudge-bandit-") as workdir:
         names = []
         unwritable: dict[int, str] = {}
@@ -290,13 +503,9 @@ def _run_bandit(items: Sequence[_Prepared], version: str, timeout: float) -> lis
                 unwritable[index] = f"the code could not be written for bandit: {exc}"
                 continue
             names.append(name)
-        try:
-            output = _bandit_json(names, Path(workdir), timeout) if names else {}
-        except BanditRunError as exc:
-            return [SecurityReport(version=version, status="error", reason=str(exc),
-                                   lines=item.lines) for item in items]
+        output = _bandit_json(names, Path(workdir), timeout) if names else {}
     return [
-        SecurityReport(version=version, status="error", reason=unwritable[index])
+        _error(item, unwritable[index], version)
         if index in unwritable
         else _report(item, f"r{index:05d}.py", output, version)
         for index, item in enumerate(items)
