@@ -16,7 +16,11 @@ here, in its own process, and compares them:
 
 Nothing the run wrote is trusted: a line that cannot be read, is out of place or
 does not match fails the sample; a run that says ``pass`` itself (a forged result with
-a stolen nonce) fails too; only this comparison can give ``pass``.
+a stolen nonce) fails too; only this comparison can give ``pass``. Reading it costs time
+and memory in proportion to what was written: lines are read one at a time, and only up
+to the first that does not match; stdio outputs are compared line by line and token by
+token; sets and dicts are never built from what came back (``_pj_plain.load``), so
+members that all hash alike cost no more than any others.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from itertools import zip_longest
 from typing import Any
 
 from prefjudge.records import FuncResult, Task
@@ -40,6 +46,9 @@ MIN_TIME_LIMIT_S = 1.0
 TIME_LIMIT_FACTOR = 4.0
 DETAIL_MAX = 2000
 INPUT_SETS = ("base", "plus")
+# The longest line the EvalPlus harness writes: a value sent whole, and the rest of its
+# record (digest, size, a type name of at most 200 characters, an error's detail).
+EVALPLUS_LINE_MAX = plain.FORCED_INLINE_MAX + (64 << 10)
 
 
 class SpoiledOutputs(ValueError):
@@ -51,49 +60,131 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def line_count(text: str | None) -> int:
+    r"""How many lines :func:`raw_lines` gives (``\n`` ends a line; a last one may not)."""
+    text = text or ""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def raw_lines(text: str | None) -> Iterator[str]:
+    r"""The lines of ``text``, split at ``\n``, one at a time (no list of them all)."""
+    text, start = text or "", 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield text[start:end]
+        start = end + 1
+
+
+def parse_line(raw: str) -> Any:
+    """One JSON line; None if it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
 def read_lines(text: str | None) -> list[Any]:
     """The JSON lines of an outputs file; a line that is not JSON becomes None."""
-    lines: list[Any] = []
-    for raw in (text or "").splitlines():
-        try:
-            lines.append(json.loads(raw))
-        except (ValueError, RecursionError):
-            lines.append(None)
-    return lines
+    return [parse_line(raw) for raw in raw_lines(text)]
 
 
 # --- LiveCodeBench: stdin/stdout -----------------------------------------------------------
 
+_SPACE = re.compile(r"\s")  # what str.split() splits at: str.isspace
+TOKEN_CHUNK = 1 << 16  # characters of a line split at a time
+_STDIO_RECORD_HEAD = re.compile(r'\{"i": (\d{1,9}), "stdout": (?=")')
+STDIO_LINE_SMALL = 64 << 10  # a longer line is read only in the form the harness writes
 
-def _stripped_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.strip().split("\n")]
 
+def stdio_record(raw: str) -> Any:
+    """One line of a stdio run's outputs; None if it cannot be read.
 
-def _decimals(line: str) -> list[Decimal] | None:
-    try:
-        return [Decimal(token) for token in line.split()]
-    except InvalidOperation:
+    A long line is read only if it is what the harness writes, ``{"i": N, "stdout":
+    "..."}``: one string, never a structure many times the size of its text.
+    """
+    if len(raw) <= STDIO_LINE_SMALL:
+        return parse_line(raw)
+    head = _STDIO_RECORD_HEAD.match(raw)
+    if head is None or not raw.endswith("}"):
         return None
+    stdout = parse_line(raw[head.end():-1])
+    return {"i": int(head.group(1)), "stdout": stdout} if isinstance(stdout, str) else None
+
+
+def _stripped_lines(text: str) -> Iterator[str]:
+    r"""LiveCodeBench's ``[line.strip() for line in text.strip().split("\n")]``, lazily."""
+    stripped = text.strip()
+    start = 0
+    while True:
+        end = stripped.find("\n", start)
+        if end < 0:
+            yield stripped[start:].strip()
+            return
+        yield stripped[start:end].strip()
+        start = end + 1
+
+
+def _number(token: str) -> Decimal | None:
+    """The token as a decimal number; None if it is not one, or is a NaN (equal to none)."""
+    try:
+        number = Decimal(token)
+    except (InvalidOperation, ValueError):
+        return None
+    return None if number.is_nan() else number  # a signalling NaN would raise when compared
+
+
+def _tokens(line: str) -> Iterator[str]:
+    """``line.split()``, a chunk of the line at a time (a token is never cut)."""
+    start, size = 0, len(line)
+    while start < size:
+        end = start + TOKEN_CHUNK
+        if end < size:
+            space = _SPACE.search(line, end)
+            end = size if space is None else space.start()
+        yield from line[start:end].split()
+        start = end
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    """Whether two lines are the same sequence of decimal numbers, token by token."""
+    for x, y in zip_longest(_tokens(a), _tokens(b)):
+        if x is None or y is None:
+            return False
+        first = _number(x)
+        if first is None:
+            return False
+        if x != y:  # the same text is the same number: read once
+            second = _number(y)
+            if second is None or first != second:
+                return False
+    return True
 
 
 def outputs_equal(got: str, expected: str) -> bool:
-    """Whether two program outputs match, line by line (LiveCodeBench's rule)."""
-    got_lines, expected_lines = _stripped_lines(got), _stripped_lines(expected)
-    if len(got_lines) != len(expected_lines):
-        return False
-    for a, b in zip(got_lines, expected_lines, strict=True):
-        if a == b:
-            continue
-        da, db = _decimals(a), _decimals(b)
-        if da is None or db is None or da != db:
+    """Whether two program outputs match, line by line (LiveCodeBench's rule).
+
+    Lines are stripped and compared as text, or else as sequences of decimal numbers
+    (a NaN, quiet or signalling, equals nothing). Streamed: memory stays a small multiple
+    of the longest line, and the first difference ends the comparison.
+    """
+    for a, b in zip_longest(_stripped_lines(got), _stripped_lines(expected)):
+        if a is None or b is None:
+            return False
+        if a != b and not _same_numbers(a, b):
             return False
     return True
 
 
-def _stdio_mismatch(task: Task, lines: list[Any]) -> tuple[int, str | None]:
-    """How many cases matched in order, and the failing detail at the first that did not."""
-    for index, line in enumerate(lines[: len(task.stdio_cases)]):
-        case = task.stdio_cases[index]
+def _stdio_mismatch(task: Task, lines: Iterator[str]) -> tuple[int, str | None]:
+    """How many cases matched in order, and the failing detail at the first that did not.
+
+    Reads the lines one at a time, and no further than the first that does not match.
+    """
+    count = 0
+    for index, (case, raw) in enumerate(zip(task.stdio_cases, lines, strict=False)):
+        line = stdio_record(raw)
         if not (isinstance(line, dict) and line.get("i") == index
                 and isinstance(line.get("stdout"), str)):
             if isinstance(line, dict) and ("raised" in line or "timeout" in line):
@@ -105,7 +196,8 @@ def _stdio_mismatch(task: Task, lines: list[Any]) -> tuple[int, str | None]:
                 f"case #{index}: wrong answer\ninput: {case.input[:300]!r}\n"
                 f"expected: {case.output[:300]!r}\ngot: {got[:300]!r}"
             )
-    return min(len(lines), len(task.stdio_cases)), None
+        count = index + 1
+    return count, None
 
 
 # --- EvalPlus: HumanEval+ / MBPP+ --------------------------------------------------------
@@ -140,6 +232,14 @@ def input_positions(task: Task) -> list[tuple[str, int, Any]]:
     ]
 
 
+def _record(raw: str, name: str, index: int) -> dict[str, Any]:
+    """One line of a candidate's outputs, read only if no longer than the harness writes."""
+    if len(raw) > EVALPLUS_LINE_MAX:
+        raise SpoiledOutputs(f"{name} input #{index}: the run's output record is longer "
+                             f"({len(raw):,} characters) than the harness writes")
+    return _output_line(parse_line(raw), name, index)
+
+
 def _output_line(line: Any, name: str, index: int) -> dict[str, Any]:
     if not (isinstance(line, dict) and line.get("set") == name and line.get("i") == index):
         raise SpoiledOutputs(f"{name} input #{index}: the run's output record is out of place")
@@ -154,14 +254,14 @@ def _output_line(line: Any, name: str, index: int) -> dict[str, Any]:
 def _value(line: dict[str, Any]) -> Any:
     if "v" not in line:
         raise KeyError("v")
-    return plain.decode(line["v"])
+    return plain.load(line["v"])
 
 
 def _digest(line: dict[str, Any]) -> str:
     """The digest of a line's value, recomputed here whenever the value came whole."""
     if "v" in line:
         try:
-            return plain.digest(_value(line))[0]
+            return plain.digest(_value(line), simple=False)[0]
         except plain.NotPlainData:  # a NaN: equal to nothing
             return "nan:" + hashlib.sha256(json.dumps(line["v"]).encode()).hexdigest()
     return str(line["d"])
@@ -203,7 +303,7 @@ def _special_match(
     if entry_point == "digit_distance_nums":
         return exact or out == _digit_distance_nums(*inp)
     if entry_point in MBPP_OUTPUT_SET_EQ:
-        return set(out) == set(exp)
+        return plain.same_members(out, exp)  # set(out) == set(exp), no set built
     if entry_point in MBPP_OUTPUT_NOT_NONE:
         return out == exp if isinstance(out, bool) else exp == (out is not None)
     return exact
@@ -228,12 +328,17 @@ def check_output(
         dataset: ``humaneval`` or ``mbpp`` (which special oracles apply).
         entry_point: The function's name (which special oracle).
         inp: The input (some oracles recompute from it).
-        out: The candidate's output, as plain data.
-        exp: The reference's output, as plain data.
+        out: The candidate's output, as read back (``_pj_plain.load``).
+        exp: The reference's output, as read back.
         atol: The absolute tolerance so far.
-        out_type: The candidate's original output type (``module.qualname``).
+        out_type: The candidate's original output type, as the harness named it
+            (``_pj_plain.type_name``: by identity with the built-in types).
         exp_type: The reference's original output type.
         exp_floats: Whether the reference's original output was made of floats.
+
+    Raises:
+        AssertionError: The outputs differ (EvalPlus's rule); TypeError, ValueError or
+            ArithmeticError may say so too, as they would in EvalPlus.
     """
     if dataset == "humaneval" and entry_point == "find_zero":
         assert abs(_poly(*inp, out)) <= atol, "find_zero: not a root within atol"
@@ -244,7 +349,10 @@ def check_output(
     if not exact and atol != 0:
         import numpy as np
 
+        # EvalPlus: type(out) == type(exp). The names come from the harness, which the
+        # code shares a process with: the values read back must be of one type too.
         assert out_type == exp_type, "output type differs"
+        assert plain.kind_of(out) is plain.kind_of(exp), "output type differs"
         if isinstance(exp, (list, tuple)):
             assert len(out) == len(exp), "output length differs"
         assert np.allclose(out, exp, rtol=1e-07, atol=atol), "outputs differ beyond atol"
@@ -280,16 +388,19 @@ def _compare_one(
 
 
 def _evalplus_mismatch(
-    task: Task, reference: ReferenceOutputs, lines: list[Any]
+    task: Task, reference: ReferenceOutputs, lines: Iterator[str]
 ) -> tuple[int, str | None]:
-    """How many outputs matched in order, and the failing detail at the first that did not."""
+    """How many outputs matched in order, and the failing detail at the first that did not.
+
+    Reads the lines one at a time, and no further than the first that does not match.
+    """
     atol_by_set = {name: float(task.atol or 0) for name in INPUT_SETS}
-    positions = input_positions(task)
-    for count, (line, want, where) in enumerate(
-            zip(lines, reference.lines, positions, strict=False)):
+    count = 0
+    for count, (want, where, raw) in enumerate(
+            zip(reference.lines, input_positions(task), lines, strict=False)):
         name, index, _ = where
         try:
-            got = _output_line(line, name, index)
+            got = _record(raw, name, index)
             if "raised" in got or "timeout" in got:
                 return count, None  # the run's own record says what happened there
             atol_by_set[name], detail = _compare_one(task, where, got, want, atol_by_set[name])
@@ -297,7 +408,8 @@ def _evalplus_mismatch(
             return count, f"{name} input #{index}: the run's output could not be read ({exc})"
         if detail is not None:
             return count, detail
-    return min(len(lines), len(positions)), None
+        count += 1
+    return count, None
 
 
 def _bounded(detail: str) -> str:
@@ -320,7 +432,7 @@ def judge_outside(
     if outcome.outputs_over_cap:
         return FuncResult(status="fail", detail="the run's outputs exceeded what prefjudge "
                           "reads back (32 MiB)")
-    lines = read_lines(outcome.outputs)
+    lines = raw_lines(outcome.outputs)
     if reference is not None:
         total = len(reference.lines)
         matched, detail = _evalplus_mismatch(task, reference, lines)
@@ -333,7 +445,7 @@ def judge_outside(
         return FuncResult(status="fail", detail=_bounded(detail))
     status = (outcome.result or {}).get("status")
     if status == "ran":
-        if matched == total and len(lines) == total and not outcome.timed_out:
+        if matched == total and line_count(outcome.outputs) == total and not outcome.timed_out:
             return FuncResult(status="pass", detail=f"{total} {unit}")
         if not outcome.timed_out:
             return FuncResult(status="fail", detail=(

@@ -18,7 +18,13 @@ from prefjudge.sandbox.adapters import (
     interpret,
     reference_payload,
 )
-from prefjudge.sandbox.compare import REFERENCES, ReferenceOutputs, judge_outside, reference_from
+from prefjudge.sandbox.compare import (
+    DETAIL_MAX,
+    REFERENCES,
+    ReferenceOutputs,
+    judge_outside,
+    reference_from,
+)
 from prefjudge.sandbox.detect import resolve_isolation
 from prefjudge.sandbox.isolation import MAX_SLOTS, IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
@@ -73,8 +79,24 @@ def run_one(
     except OSError as exc:  # e.g. no temporary directory, or unshare vanished
         return FuncResult(status="error", detail=f"the sandbox could not start: {exc}")
     if task.test_format in ("evalplus", "stdio"):
-        return judge_outside(task, outcome, limits, reference)
+        return judged_outside(task, outcome, limits, reference)
     return interpret(outcome, limits)
+
+
+def judged_outside(
+    task: Task, outcome: RunOutcome, limits: SandboxLimits, reference: ReferenceOutputs | None
+) -> FuncResult:
+    """:func:`~prefjudge.sandbox.compare.judge_outside`, which never stops the whole run.
+
+    An exception while comparing one sample's outputs (a bug, or outputs nobody thought
+    of) makes that sample an ``error`` that names the exception; the other samples are
+    still scored.
+    """
+    try:
+        return judge_outside(task, outcome, limits, reference)
+    except Exception as exc:  # whatever it is, it is this sample's error only
+        detail = f"prefjudge could not compare this run's outputs: {type(exc).__name__}: {exc}"
+        return FuncResult(status="error", detail=detail[:DETAIL_MAX])
 
 
 def _reference_outputs(task: Task, limits: SandboxLimits, run: Runner

@@ -12,7 +12,9 @@ runs, and leaves the judging to prefjudge, outside the sandbox:
   EvalPlus does, but in CPU time of this process rather than wall time, so that a loaded
   machine does not turn correct solutions into timeouts), and records each output;
 - every output is copied into plain data (``_pj_plain.to_plain``: its own ``__eq__`` and
-  other methods never run) and appended to the outputs file as one JSON line.
+  other methods never run) and appended to the outputs file as one JSON line, with the
+  name of its type as found by identity among the types captured before the code ran
+  (``_pj_plain.type_name``: a class that names itself ``builtins.float`` is not a float).
 
 The expected outputs are never in the candidate's sandbox, so code that tampers with the
 interpreter, forges lines or steals the nonce still has to produce the right outputs to
@@ -261,6 +263,7 @@ def run(payload: dict) -> dict[str, str]:
         else the first problem (``fail``, ``timeout``, or ``error`` for the reference).
     """
     log = common.OutputsLog()
+    plain.capture_types()  # numpy's too, if it was imported since: before any code runs
     if payload.get("role") == "reference":
         function, problem = _load_function(payload["code"], payload["entry_point"],
                                            REFERENCE_FILE)

@@ -14,18 +14,26 @@ a method the output's own class defines), then sent as a record:
 - ``d`` is the digest of a canonical form (:func:`digest`) in which values Python says are
   equal (``1 == 1.0 == True``, sets in any order, dicts in any order) read the same; large
   outputs (a few tasks return hundreds of MB) are compared by it;
-- ``t`` is the module-qualified name of the output's original type (EvalPlus compares
-  types before a tolerance check).
+- ``t`` is the name of the output's original type (EvalPlus compares types before a
+  tolerance check), found by identity among the types captured before any untrusted code
+  ran (:func:`capture_types`); any other class is named ``?module.qualname``, a name no
+  captured type has, so a class that calls itself ``builtins.float`` is not a float.
 
-No pickle anywhere: what comes back is JSON, read with depth and size limits.
+No pickle anywhere: what comes back is JSON, read with depth and size limits. prefjudge
+reads it with :func:`load`, which never builds a set or dict out of what came back (their
+members could all hash alike, and building one would take time quadratic in their number):
+sets, frozensets and dicts come back as :class:`Unordered` and are compared through their
+canonical form (:func:`normal`, members sorted by their bytes).
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import marshal
 import math
+import sys
 from typing import Any
 
 MAX_DEPTH = 200
@@ -66,7 +74,8 @@ def to_plain(value: Any, depth: int = 0, notes: set[str] | None = None) -> Any:
         if _SIMPLE.issuperset(map(type, value)):  # exact members holding nothing: as they are
             return value
         return kind([to_plain(item, inner, notes) for item in value])
-    if notes is not None and not isinstance(value, (int, str, bytes, list, tuple)):
+    needs_normal = kind is bool or not isinstance(value, (int, str, bytes, list, tuple))
+    if notes is not None and needs_normal:  # a bool too: True == 1, as only normal() says
         notes.add("normal")
     if isinstance(value, bool):
         return bool(value)
@@ -92,10 +101,70 @@ def to_plain(value: Any, depth: int = 0, notes: set[str] | None = None) -> Any:
     raise NotPlainData(f"the output is a {kind.__qualname__}, not plain data")
 
 
+UNKNOWN_TYPE_MARK = "?"  # starts the name of a type that was not captured
+TYPE_NAME_MAX = 200
+_KNOWN_TYPES: dict[int, str] = {}  # id of a captured type: its name
+_KEPT_TYPES: list[type] = []  # the captured types, kept alive so that no other has their id
+
+
+def capture_types() -> None:
+    """Remember the built-in types, and numpy's if numpy is imported, by identity.
+
+    Called when this module is imported and again by the harness just before it runs any
+    untrusted code (numpy may have been imported in between): what the code defines
+    afterwards, whatever it calls itself, is never taken for one of these types.
+    """
+    kinds = [type(None), type(NotImplemented), type(Ellipsis)]
+    kinds += [kind for kind in vars(builtins).values() if isinstance(kind, type)]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        kinds += [kind for kind in vars(numpy).values() if isinstance(kind, type)]
+    for kind in kinds:
+        if id(kind) not in _KNOWN_TYPES:
+            _KNOWN_TYPES[id(kind)] = f"{kind.__module__}.{kind.__qualname__}"
+            _KEPT_TYPES.append(kind)
+
+
+_TYPE_ATTRIBUTES = (type.__dict__["__module__"], type.__dict__["__qualname__"])
+
+
+def _unknown_type_name(kind: type) -> str:
+    """``?module.qualname`` of a type that was not captured.
+
+    Read through ``type``'s own descriptors, so that no method of the class or of its
+    metaclass runs; a part that is not a plain string reads ``?``.
+    """
+    parts = []
+    for attribute in _TYPE_ATTRIBUTES:
+        try:
+            part = attribute.__get__(kind)
+        except AttributeError:  # a class whose __module__ was deleted
+            part = None
+        parts.append(part if type(part) is str else "?")
+    return (UNKNOWN_TYPE_MARK + ".".join(parts))[:TYPE_NAME_MAX]
+
+
 def type_name(value: Any) -> str:
-    """``module.qualname`` of ``value``'s type (``builtins.float``, ``numpy.float64``)."""
+    """The name of ``value``'s type (``builtins.float``, ``numpy.float64``).
+
+    A type captured by :func:`capture_types` is found by identity (never by its name,
+    equality or hash, which a class can set). A static type (one defined in C, such as
+    numpy's scalars when numpy was imported after the capture) is named as it is: Python
+    code can neither define one nor rename it. Any other class is ``?module.qualname``.
+    """
     kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}"
+    known = _KNOWN_TYPES.get(id(kind))
+    if known is not None:
+        return known
+    if not type.__dict__["__flags__"].__get__(kind) & _HEAP_TYPE:
+        return _unknown_type_name(kind)[len(UNKNOWN_TYPE_MARK):]
+    return _unknown_type_name(kind)
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class a class statement makes
+
+
+capture_types()
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -128,46 +197,191 @@ _CONTAINER_TAGS = {list: "l", tuple: "t", set: "S", frozenset: "F"}
 _TAG_CONTAINERS = {tag: kind for kind, tag in _CONTAINER_TAGS.items()}
 
 
-def decode(item: Any, depth: int = 0) -> Any:
-    """The value :func:`encode` made ``item`` from.
+class Unordered:
+    """A set, frozenset or dict read back by :func:`load`: its members, never hashed.
 
-    Raises:
-        ValueError: ``item`` is not a tagged value (or is nested too deeply).
+    A real set or dict built from members that all hash alike (multiples of
+    ``2**61 - 1``, say) takes time quadratic in their number; this one only keeps them.
+    Two of them are equal when Python would call the real ones equal (``{1, 2.0} ==
+    frozenset({2, 1.0})``, ``{1: 'a'} == {1.0: 'a'}``): their canonical forms
+    (:func:`normal`, members sorted by their bytes) are compared, in ``n log n``. One
+    holding a NaN equals nothing, as a real one read back would (its NaN is a new object).
+
+    Attributes:
+        kind: ``set``, ``frozenset`` or ``dict``.
+        items: The members as written (for a dict, ``(key, value)`` pairs).
     """
+
+    __slots__ = ("items", "kind")
+    __hash__ = None  # type: ignore[assignment]  # never a member of a real set
+
+    def __init__(self, kind: type, items: tuple) -> None:
+        """Keep ``items`` (members, or key/value pairs) of a ``kind``."""
+        self.kind, self.items = kind, items
+
+    def __eq__(self, other: object) -> bool:
+        """Whether the real set or dict of ``other`` would equal this one's."""
+        if type(other) is not Unordered:
+            return NotImplemented
+        try:
+            return normal(self) == normal(other)
+        except NotPlainData:  # a NaN: equal to nothing
+            return False
+
+    def __repr__(self) -> str:
+        """As Python shows the real set, frozenset or dict."""
+        if self.kind is dict:
+            return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items) + "}"
+        inner = "{" + ", ".join(map(repr, self.items)) + "}" if self.items else ""
+        return f"{self.kind.__name__}({inner})" if self.kind is frozenset or not inner else inner
+
+
+_NOT_SCALAR = object()
+
+
+def _read_scalar(tag: str, rest: list) -> Any:
+    """The scalar a tag stands for, or :data:`_NOT_SCALAR`."""
+    if tag == "n" and not rest:
+        return None
+    if tag == "b" and rest in ([0], [1]):
+        return bool(rest[0])
+    if len(rest) == 1 and isinstance(rest[0], str):
+        text = rest[0]
+        if tag == "i":
+            return int(text, 16)
+        if tag == "f":
+            return float(text)
+        if tag == "s":
+            return text
+        if tag == "y":
+            return bytes.fromhex(text)
+    if tag == "c" and len(rest) == 2 and all(isinstance(part, str) for part in rest):
+        return complex(float(rest[0]), float(rest[1]))
+    return _NOT_SCALAR
+
+
+def kind_of(value: Any) -> type:
+    """The built-in type a value from :func:`load` stands for (``set`` for a set)."""
+    return value.kind if type(value) is Unordered else type(value)
+
+
+def _check_hashable(value: Any) -> None:
+    if not _hashable(value):
+        raise TypeError(f"unhashable type: {kind_of(value).__name__!r}")
+
+
+def _hashable(value: Any) -> bool:
+    """Whether a value read back could be a set member or a dict key."""
+    kind = type(value)
+    if kind is list:
+        return False
+    if kind is Unordered:
+        return value.kind is frozenset
+    if kind is tuple:
+        return all(map(_hashable, value))
+    return True
+
+
+def _unordered(kind: type, items: tuple, keys: Any) -> Unordered:
+    for key in keys:
+        _check_hashable(key)
+    return Unordered(kind, items)
+
+
+def _read_container(tag: str, parts: list, depth: int, keep: bool) -> Any:
+    """A list, tuple, set, frozenset or dict (as :class:`Unordered` unless ``keep``)."""
+    if tag == "d":
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in parts):
+            raise ValueError("a dict entry is not a [key, value] pair")
+        pairs = tuple((_read(k, depth, keep), _read(v, depth, keep)) for k, v in parts)
+        return dict(pairs) if keep else _unordered(dict, pairs, (k for k, _ in pairs))
+    kind = _TAG_CONTAINERS[tag]
+    members = [_read(part, depth, keep) for part in parts]
+    if kind is list:
+        return members
+    if kind is tuple or keep:
+        return kind(members)
+    return _unordered(kind, tuple(members), members)
+
+
+def _read(item: Any, depth: int, keep: bool) -> Any:
+    """:func:`decode` (``keep``: real sets and dicts) or :func:`load`."""
     if depth > MAX_DEPTH:
         raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
     if not isinstance(item, list) or not item or not isinstance(item[0], str):
         raise ValueError("not a tagged value")
-    tag, rest, inner = item[0], item[1:], depth + 1
+    tag, rest = item[0], item[1:]
     try:
-        if tag == "n" and not rest:
-            return None
-        if tag == "b" and rest in ([0], [1]):
-            return bool(rest[0])
-        if tag == "i" and len(rest) == 1 and isinstance(rest[0], str):
-            return int(rest[0], 16)
-        if tag == "f" and len(rest) == 1 and isinstance(rest[0], str):
-            return float(rest[0])
-        if tag == "c" and len(rest) == 2 and all(isinstance(part, str) for part in rest):
-            return complex(float(rest[0]), float(rest[1]))
-        if tag == "s" and len(rest) == 1 and isinstance(rest[0], str):
-            return rest[0]
-        if tag == "y" and len(rest) == 1 and isinstance(rest[0], str):
-            return bytes.fromhex(rest[0])
-        if tag in _TAG_CONTAINERS and len(rest) == 1 and isinstance(rest[0], list):
-            return _TAG_CONTAINERS[tag](decode(part, inner) for part in rest[0])
-        if tag == "d" and len(rest) == 1 and isinstance(rest[0], list):
-            pairs = rest[0]
-            if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
-                raise ValueError("a dict entry is not a [key, value] pair")
-            return {decode(k, inner): decode(v, inner) for k, v in pairs}
+        value = _read_scalar(tag, rest)
+        if value is not _NOT_SCALAR:
+            return value
+        if (tag in _TAG_CONTAINERS or tag == "d") and len(rest) == 1 and isinstance(rest[0], list):
+            return _read_container(tag, rest[0], depth + 1, keep)
     except (TypeError, OverflowError) as exc:  # e.g. an unhashable set member
         raise ValueError(str(exc)) from None
     raise ValueError(f"bad tagged value {tag!r}")
 
 
-_SET_MARK = "\x00prefjudge-set"
-_DICT_MARK = "\x00prefjudge-dict"
+def decode(item: Any, depth: int = 0) -> Any:
+    """The value :func:`encode` made ``item`` from, with real sets and dicts.
+
+    For trusted data only: building a set or dict takes time quadratic in the number of
+    members that hash alike. prefjudge reads what a run wrote with :func:`load`.
+
+    Raises:
+        ValueError: ``item`` is not a tagged value (or is nested too deeply).
+    """
+    return _read(item, depth, keep=True)
+
+
+def load(item: Any) -> Any:
+    """The value :func:`encode` made ``item`` from, sets and dicts as :class:`Unordered`.
+
+    Time and memory linear in the size of ``item``: nothing is hashed. Values compare
+    with ``==`` as the real ones would.
+
+    Raises:
+        ValueError: ``item`` is not a tagged value (or is nested too deeply, or a set
+            member or dict key is a list, set or dict).
+    """
+    return _read(item, 0, keep=False)
+
+
+def same_members(a: Any, b: Any) -> bool:
+    """``set(a) == set(b)`` for values from :func:`load`, without building either set.
+
+    Raises:
+        TypeError: As ``set()`` does: ``a`` or ``b`` is not iterable, or has a member
+            that is not hashable.
+    """
+    first, second = _member_forms(a), _member_forms(b)
+    return first is not None and second is not None and first == second
+
+
+def _members(value: Any) -> Any:
+    kind = type(value)
+    if kind in (list, tuple, str, bytes):
+        return value
+    if kind is Unordered:
+        return value.items if value.kind is not dict else (key for key, _ in value.items)
+    raise TypeError(f"{kind.__name__!r} object is not iterable")
+
+
+def _member_forms(value: Any) -> list[bytes] | None:
+    """The bytes of the distinct members' canonical forms, sorted; None if one is a NaN."""
+    members = list(_members(value))
+    for member in members:
+        _check_hashable(member)
+    try:
+        forms = [normal(member, 1) for member in members]
+    except NotPlainData:  # a NaN: a set holding it equals no other
+        return None
+    keys = [_bytes(form) for form in forms]
+    return [keys[index] for index in _distinct(keys, last=False)]
+
+
+_SET_MARK = (..., "set")  # no plain value holds an Ellipsis: no output can forge a mark
+_DICT_MARK = (..., "dict")
 
 
 def _normal_number(value: Any) -> Any:
@@ -187,10 +401,11 @@ def _normal_number(value: Any) -> Any:
 
 
 def normal(value: Any, depth: int = 0) -> Any:
-    """``value`` (plain) rewritten so that values Python calls equal are written the same.
+    """``value`` (plain, or from :func:`load`) rewritten so that equal values read the same.
 
     Numbers equal to an int become that int (``True``, ``1.0``, ``1+0j``: ``1``); sets and
-    dicts become tuples, marked, of their members in the order of their bytes.
+    dicts become tuples, marked, of their members in the order of their bytes (members of
+    an :class:`Unordered` that are equal count once, a dict key keeping its last value).
 
     Raises:
         NotPlainData: ``value`` holds a NaN, or nests deeper than :data:`MAX_DEPTH`.
@@ -207,7 +422,37 @@ def normal(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         pairs = [(normal(k, inner), normal(v, inner)) for k, v in value.items()]
         return (_DICT_MARK, *sorted(pairs, key=lambda pair: _bytes(pair[0])))
+    if kind is Unordered:
+        return _normal_unordered(value, inner)
     return value
+
+
+def _normal_unordered(value: Unordered, depth: int) -> tuple:
+    if value.kind is dict:
+        pairs = [(normal(k, depth), normal(v, depth)) for k, v in value.items]
+        keys = [_bytes(key) for key, _ in pairs]
+        return (_DICT_MARK, *(pairs[index] for index in _distinct(keys, last=True)))
+    members = [normal(item, depth) for item in value.items]
+    keys = [_bytes(member) for member in members]
+    return (_SET_MARK, *(members[index] for index in _distinct(keys, last=False)))
+
+
+def _distinct(keys: list[bytes], last: bool) -> list[int]:
+    """Indexes of ``keys`` in the order of their bytes, one per distinct key.
+
+    Of equal keys, the first written, or the ``last``. Sorting pairs of bytes and index
+    never compares anything else: ``n log n`` comparisons of bytes.
+    """
+    kept: list[int] = []
+    previous = None
+    for key, index in sorted((key, index) for index, key in enumerate(keys)):
+        if key == previous:
+            if last:
+                kept[-1] = index
+            continue
+        kept.append(index)
+        previous = key
+    return kept
 
 
 def _bytes(value: Any) -> bytes:
