@@ -8,14 +8,15 @@ the order, they were read with.
 The contracts between stages: :class:`Generation` (``generate`` → ``score``; the
 protocol fields ``protocol``, ``k``, ``sample``, ``turns`` and ``error`` are typed, and
 required in :class:`ProtocolGeneration`), :class:`ScoredSample` (``score`` →
-``report``), :class:`Battle` (``judge`` → ``rank``: :meth:`Verdict.battle`) and
+``report``), :class:`Battle` (``judge`` → ``rank``: :meth:`Verdict.battle`, and
+:func:`battle_of` for a verdict read from a file: the one rule of what counts) and
 :class:`Usage` (a backend's counters and one judged item's cost).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -545,6 +546,28 @@ NO_EVIDENCE = "evidence:none"
 """``decided_by`` of an evidence verdict for which no kind of evidence could be had: a tie
 by default, but not a battle (nothing was compared)."""
 
+VERDICT_KEYS = frozenset({"pair_id", "method", "model_a"})
+"""Keys that tell a :class:`Verdict` among the records of a file (:func:`is_verdict_row`)."""
+
+BATTLE_FIELDS = frozenset({"pair_id", "task_id", "model_a", "model_b", "method", "status",
+                           "winner", "category", "error", "decided_by"})
+"""The fields of a verdict that decide its battle (read by :meth:`Verdict.from_row`)."""
+
+
+def is_verdict_row(row: Mapping[str, Any]) -> bool:
+    """Whether a record read from a file is a ``prefjudge`` verdict.
+
+    A verdict carries ``pair_id``, ``method`` and ``model_a`` (a pair has no ``method``, a
+    plain battle row no ``pair_id``).
+
+    Args:
+        row: One record as read (column or key → value).
+
+    Returns:
+        True when the record holds every key of :data:`VERDICT_KEYS`.
+    """
+    return VERDICT_KEYS <= row.keys()
+
 
 class Fact(BaseModel):
     """One kind of evidence weighed by the evidence judge, and what it showed.
@@ -755,6 +778,47 @@ class Verdict(BaseModel):
             features = {"features_a": self.features_a, "features_b": self.features_b}
         return Battle(model_a=self.model_a, model_b=self.model_b, winner=self.winner,
                       category=self.category, **features)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Verdict:
+        """Read a verdict row of a file for its battle: the fields that decide it, validated.
+
+        Only :data:`BATTLE_FIELDS` are read, so a verdict's other fields (criteria, facts,
+        reasons, style features) and any column a user added never stop it from being
+        counted; the result is a verdict holding those fields alone, whose :meth:`battle`
+        is the row's battle (without style features: readers that need them read them).
+
+        Args:
+            row: One verdict as read from a file (key → value).
+
+        Returns:
+            The verdict, with the defaults for every field not read.
+
+        Raises:
+            ValidationError: When a field read is not a verdict's (a required one missing, an
+                unknown method or status, a winner other than ``model_a``, ``model_b``, ``tie``).
+        """
+        return cls.model_validate({key: row[key] for key in BATTLE_FIELDS if key in row})
+
+
+def battle_of(row: Mapping[str, Any]) -> Battle | None:
+    """The battle a verdict row of a file counts as: ``Verdict.from_row(row).battle()``.
+
+    Every reader that turns verdict records into battles (``rank``, ``rank --suggest`` and
+    ``--control``, the experiment's judge rounds and leaderboard) goes through here, so the
+    rule of :meth:`Verdict.battle` holds everywhere: an error is not a battle, nor is a
+    verdict decided by no evidence (:data:`NO_EVIDENCE`).
+
+    Args:
+        row: One verdict as read from a file (key → value).
+
+    Returns:
+        The battle (without style features), or None when the verdict is not one.
+
+    Raises:
+        ValidationError: When the row is not a valid verdict, or names one model twice.
+    """
+    return Verdict.from_row(row).battle()
 
 
 class InputPreferences(BaseModel):

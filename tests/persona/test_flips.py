@@ -290,3 +290,18 @@ def test_bootstrap_numbers_are_pinned():
         [1.0, 1.0, 0.375, 1.0, -0.625, 0.0],
         [0.6111111111111112, 0.9444444444444444, 0.34375, 0.8125, -0.53125, 0.15625],
     ]
+
+
+def test_flips_never_read_judge_verdicts_as_comparisons(tmp_path):
+    """Issue 29 guard: persona flips count persona comparisons only; a verdict file (here
+    with verdicts decided by no evidence) is refused, never turned into wins and ties."""
+    from click.testing import CliRunner
+    from pj_verdicts import evidence_verdicts, write_verdicts
+
+    from prefjudge.cli import main
+
+    path = write_verdicts(tmp_path / "verdicts.jsonl",
+                          evidence_verdicts(decided=6, no_evidence=12, errors=1).everything())
+    result = CliRunner().invoke(main, ["persona", "flips", str(path), "--bootstrap", "10"])
+    assert result.exit_code != 0 and "condition" in result.output
+    assert not list(tmp_path.glob("*.flips.*"))

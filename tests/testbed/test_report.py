@@ -247,3 +247,15 @@ def test_report_renders_in_headless_chromium(synthetic_report, tmp_path):
         complete, dims = size.split(":")
         width, height = (int(v) for v in dims.split("x"))
         assert complete == "true" and width > 100 and height > 100, size
+
+
+def test_report_never_reads_judge_verdicts(tmp_path: Path) -> None:
+    """Issue 29 guard: the report is made of scored samples; a verdict file (here with
+    verdicts decided by no evidence) is refused, never counted as wins, losses or ties."""
+    from pj_verdicts import evidence_verdicts, write_verdicts
+
+    path = write_verdicts(tmp_path / "verdicts.jsonl",
+                          evidence_verdicts(decided=6, no_evidence=12, errors=1).everything())
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["report", str(path), "-o", str(out), "--bootstrap", "0"])
+    assert result.exit_code != 0 and not out.exists()

@@ -12,12 +12,14 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from pj_verdicts import evidence_verdicts, write_verdicts
 from pj_view_results import HOSTILE, HOSTILE_CRITERION, HOSTILE_MODEL, LONG, SAMPLE, Built
 
 from prefjudge.cli import main
@@ -240,6 +242,17 @@ def test_nothing_to_show_is_an_error_that_says_what_was_there(tmp_path: Path) ->
     assert result.exit_code == 1
     assert "generations (not scored)" in result.output and "nothing to show" in result.output
     assert not (tmp_path / "view.html").exists()
+
+
+def test_a_verdict_decided_by_no_evidence_is_shown_as_no_battle(tmp_path: Path) -> None:
+    """Issue 29: the page shows what rank counts; a no-evidence tie is not shown as a tie."""
+    made = evidence_verdicts(decided=30, no_evidence=60, errors=1)
+    write_verdicts(tmp_path / "all" / "verdicts.jsonl", made.everything())
+    write_verdicts(tmp_path / "counted" / "verdicts.jsonl", made.counted())
+    full, counted = (Counter(p["verdict"] for p in load_results(tmp_path / name).pairs)
+                     for name in ("all", "counted"))
+    assert full.pop("no evidence") == 60 and "no evidence" not in counted
+    assert full == counted and counted["error"] == 1 and counted["tie"] > 0
 
 
 def test_page_to_stdout(built: Built) -> None:

@@ -28,7 +28,14 @@ from prefjudge.io import InputError, InputIssue
 from prefjudge.plots.ranking import forest_plot
 from prefjudge.ranking import bradley_terry as bt
 from prefjudge.ranking import style as sc
-from prefjudge.ranking.inputs import BattleColumns, ModelNameWarning, parse_winner_map, read_battles
+from prefjudge.ranking.inputs import (
+    BattleColumns,
+    BattleFile,
+    ModelNameWarning,
+    no_evidence_note,
+    parse_winner_map,
+    read_battle_file,
+)
 from prefjudge.ranking.reports import (
     ANCHOR_FORMULA,
     ELO_FORMULA,
@@ -50,6 +57,9 @@ bootstrap intervals.
 Each battle names model_a, model_b and the winner (model_a, model_b or tie), with an
 optional weight and category. Battles are aggregated per model pair before the fit
 (choix I-LSR; Davidson's tie model by maximum likelihood with --ties davidson).
+A prefjudge verdict (a row with pair_id and method) is its own battle: a failed
+verdict is an invalid row, and one decided by no evidence (decided_by evidence:none)
+is not a battle; those are counted on stderr and in --json (no_evidence_verdicts).
 
 \b
 Elo scale (theta = fitted Bradley-Terry log-strength):
@@ -130,13 +140,13 @@ def _print_leaderboard(console: Console, board: bt.Leaderboard, title: str, scal
 
 
 def _read(battles: Path, columns: BattleColumns, mapping: dict[str, str],
-          skip_invalid: bool) -> tuple[Any, list[Any]]:
-    """Read the battles; name-form warnings and skipped rows are printed on stderr."""
+          skip_invalid: bool) -> BattleFile:
+    """Read the battles; name-form warnings, skipped rows and uncounted verdicts go to stderr."""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ModelNameWarning)
-            frame, skipped = read_battles(battles, columns=columns, winner_map=mapping,
-                                          skip_invalid=skip_invalid)
+            read = read_battle_file(battles, columns=columns, winner_map=mapping,
+                                    skip_invalid=skip_invalid)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
     for warning in caught:
@@ -145,9 +155,12 @@ def _read(battles: Path, columns: BattleColumns, mapping: dict[str, str],
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                    warning.lineno)
-    for issue in skipped:
+    for issue in read.issues:
         stderr.print(f"[yellow]skipped:[/] {escape(str(issue))}", soft_wrap=True)
-    return frame, skipped
+    if read.no_evidence:
+        stderr.print(f"[yellow]note:[/] {escape(no_evidence_note(read.no_evidence))}",
+                     soft_wrap=True)
+    return read
 
 
 def _fit(frame: Any, source: Path, by: str | None, options: dict[str, Any],
@@ -331,7 +344,8 @@ def rank_command(
         if not is_stdout(path):
             check_output(path, hint)
     columns = BattleColumns(model_a_col, model_b_col, winner_col, weight_col, by or "category")
-    frame, skipped = _read(battles, columns, mapping, skip_invalid)
+    read = _read(battles, columns, mapping, skip_invalid)
+    frame, skipped = read.frame, read.issues
 
     options: dict[str, Any] = {
         "ties": ties, "alpha": alpha, "allow_disconnected": allow_disconnected,
@@ -364,7 +378,7 @@ def rank_command(
             stderr.print(f"ratings → {output}")
     if json_path:
         payload = rank_payload(result, scale=scale, anchored=anchor_pair is not None,
-                               skipped=skipped)
+                               skipped=skipped, no_evidence=read.no_evidence)
         if suggestions is not None:
             payload["suggestions"] = suggestion_records(suggestions)
         write_output(json_path, dumps(payload), "--json")

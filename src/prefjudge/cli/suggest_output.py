@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 import pandas as pd
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -24,7 +25,7 @@ from rich.table import Table
 from prefjudge.cli.streams import is_stdout, write_output
 from prefjudge.io import InputError, InputIssue
 from prefjudge.ranking import bradley_terry as bt
-from prefjudge.ranking.inputs import BattleColumns, Row, iter_rows
+from prefjudge.ranking.inputs import BattleColumns, Row, iter_rows, verdict_battle
 from prefjudge.ranking.reports import dumps
 from prefjudge.ranking.suggest import (
     Suggestion,
@@ -32,7 +33,7 @@ from prefjudge.ranking.suggest import (
     suggest_from_battles,
     untried_tasks,
 )
-from prefjudge.records import normalize_model_name
+from prefjudge.records import is_verdict_row, normalize_model_name
 
 #: Untried tasks shown per pair in the table (the JSON lists them all).
 SHOWN_TASKS = 3
@@ -102,12 +103,36 @@ def _missing(value: Any) -> bool:
         isinstance(value, float) and math.isnan(value))
 
 
+def _judged_task(data: dict[str, Any], cols: BattleColumns) -> tuple[str, str, str] | None:
+    """``(model_a, model_b, task_id)`` of a row that is a battle on a task, else None.
+
+    A verdict row is a battle when :func:`~prefjudge.ranking.inputs.verdict_battle` says so
+    (a failed verdict, or one decided by no evidence, judged nothing that ``rank`` counts).
+    """
+    task = data.get("task_id")
+    if _missing(task):
+        return None
+    if is_verdict_row(data):
+        try:
+            battle = verdict_battle(data)
+        except ValidationError:  # not a valid verdict: rank reports it, it is no battle
+            return None
+        return None if battle is None else (battle.model_a, battle.model_b, str(task))
+    a, b = data.get(cols.model_a), data.get(cols.model_b)
+    if any(_missing(v) for v in (a, b, data.get(cols.winner))):
+        return None
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return None
+    return normalize_model_name(a), normalize_model_name(b), str(task)
+
+
 def read_battle_tasks(path: str | os.PathLike[str], columns: BattleColumns | None = None
                       ) -> pd.DataFrame:
     """The task each judged battle of a battles file was on, when the file says.
 
-    Only rows with both models, a winner and a ``task_id`` count (a failed verdict has no
-    winner: its task was not judged).
+    Only rows with both models, a winner and a ``task_id`` count; a verdict counts when it
+    is a battle (:func:`~prefjudge.ranking.inputs.verdict_battle`: a failed verdict, or one
+    decided by no evidence, is not, so its task is still untried).
 
     Args:
         path: The battles file ``prefjudge rank`` reads (verdicts carry ``task_id``).
@@ -122,17 +147,10 @@ def read_battle_tasks(path: str | os.PathLike[str], columns: BattleColumns | Non
     cols = columns or BattleColumns()
     found: dict[str, list[str]] = {"model_a": [], "model_b": [], "task_id": []}
     for row in iter_rows(path):
-        if not isinstance(row, Row):
-            continue
-        data = row.data
-        a, b, task = data.get(cols.model_a), data.get(cols.model_b), data.get("task_id")
-        if any(_missing(v) for v in (a, b, task, data.get(cols.winner))):
-            continue
-        if not (isinstance(a, str) and isinstance(b, str)):
-            continue
-        found["model_a"].append(normalize_model_name(a))
-        found["model_b"].append(normalize_model_name(b))
-        found["task_id"].append(str(task))
+        judged = _judged_task(row.data, cols) if isinstance(row, Row) else None
+        if judged is not None:
+            for name, value in zip(found, judged, strict=True):
+                found[name].append(value)
     return pd.DataFrame(found, columns=["model_a", "model_b", "task_id"])
 
 

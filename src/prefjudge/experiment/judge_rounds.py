@@ -25,6 +25,7 @@ from rich.markup import escape
 from prefjudge.experiment.plan import JudgePair, JudgeRounds
 from prefjudge.io import read_existing
 from prefjudge.ranking.suggest import belief_from_counts, counts_from_battles, plan_round
+from prefjudge.records import battle_of
 
 
 def _key(pair: JudgePair) -> tuple[str, str]:
@@ -33,14 +34,27 @@ def _key(pair: JudgePair) -> tuple[str, str]:
 
 
 def verdict_battles(verdicts: dict[JudgePair, list[dict[str, Any]]]) -> pd.DataFrame:
-    """The battles of the verdicts that have a winner (errors are never counted).
+    """The battles of the verdicts: :func:`prefjudge.records.battle_of` of each.
+
+    An error and a verdict decided by no evidence are not battles (as in ``rank``); they
+    still count as judgments spent.
+
+    Args:
+        verdicts: Each model pair's verdict records, as read from its file.
 
     Returns:
         Columns ``model_a, model_b, winner, task_id``.
+
+    Raises:
+        ValidationError: When a record is not a valid verdict.
     """
-    rows = [(v["model_a"], v["model_b"], v["winner"], v.get("task_id"))
-            for records in verdicts.values() for v in records
-            if v.get("status", "ok") == "ok" and v.get("winner") in ("model_a", "model_b", "tie")]
+    rows = []
+    for records in verdicts.values():
+        for record in records:
+            battle = battle_of(record)
+            if battle is not None:
+                rows.append((battle.model_a, battle.model_b, battle.winner,
+                             record.get("task_id")))
     return pd.DataFrame(rows, columns=["model_a", "model_b", "winner", "task_id"])
 
 

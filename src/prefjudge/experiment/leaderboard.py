@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prefjudge.io import read_existing
+from prefjudge.records import battle_of
 
 COLUMNS = (
     "model", "elo", "elo_lower", "elo_upper", "rank", "rank_lower", "rank_upper",
@@ -40,6 +41,29 @@ def _summary(scores: Path) -> dict[str, Any]:
     return models[0] if models else {}
 
 
+def _judgment_counts(models: list[str], judgment_files: list[Path]
+                     ) -> tuple[dict[str, int], dict[str, int]]:
+    """Per model: its battles (:func:`prefjudge.records.battle_of`) and its failed judgments.
+
+    A verdict decided by no evidence is neither: it is not a battle (as in ``rank``), and
+    the judge did not fail.
+    """
+    battles = dict.fromkeys(models, 0)
+    judge_errors = dict.fromkeys(models, 0)
+    for path in judgment_files:
+        for record in read_existing(path) if path.exists() else []:
+            if record.get("status") == "error":
+                counts, sides = judge_errors, (record.get("model_a"), record.get("model_b"))
+            elif (battle := battle_of(record)) is not None:
+                counts, sides = battles, (battle.model_a, battle.model_b)
+            else:
+                continue
+            for side in sides:
+                if side in counts:
+                    counts[side] += 1
+    return battles, judge_errors
+
+
 def build(models: list[str], score_files: list[Path], generation_files: list[Path],
           judgment_files: list[Path], ratings_json: Path, alpha: float) -> list[dict[str, Any]]:
     """One row per model (in the experiment's order of models).
@@ -48,21 +72,13 @@ def build(models: list[str], score_files: list[Path], generation_files: list[Pat
         models: Model names, as the experiment lists them.
         score_files: Each model's ``score`` output (its ``.summary.json`` beside it).
         generation_files: Each model's generations (errors are counted).
-        judgment_files: Every pair's verdicts (battles and errors are counted).
+        judgment_files: Every pair's verdicts (battles and errors are counted; a verdict
+            decided by no evidence is neither).
         ratings_json: ``rank --json`` output (absent when there was no judge).
         alpha: Weight of IF in the composite.
     """
     ratings = _ratings(ratings_json)
-    battles = dict.fromkeys(models, 0)
-    judge_errors = dict.fromkeys(models, 0)
-    for path in judgment_files:
-        for record in read_existing(path) if path.exists() else []:
-            for side in (record.get("model_a"), record.get("model_b")):
-                if side in battles:
-                    if record.get("status") == "error":
-                        judge_errors[side] += 1
-                    else:
-                        battles[side] += 1
+    battles, judge_errors = _judgment_counts(models, judgment_files)
     rows = []
     for name, scores, gens in zip(models, score_files, generation_files, strict=True):
         summary = _summary(scores)

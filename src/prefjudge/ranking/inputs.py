@@ -7,7 +7,10 @@ file, line (record number for JSON arrays) and field, all at once.
 
 Every battle source (``prefjudge judge`` verdicts, arena CSV/JSONL with their own column
 names and winner labels) is read into :class:`prefjudge.records.Battle` records, the one
-battle contract; :func:`read_battles` returns them as a frame (:func:`battles_frame`).
+battle contract; :func:`read_battles` returns them as a frame (:func:`battles_frame`). A
+verdict row becomes a battle by :meth:`prefjudge.records.Verdict.battle`, the one rule of
+what counts (:func:`verdict_battle`): an error is reported, a verdict decided by no
+evidence is not a battle and is counted apart (:attr:`BattleFile.no_evidence`).
 
 A battle row may also carry the style features of its two responses (for
 ``prefjudge rank --control``, :mod:`prefjudge.ranking.style`): ``features_a`` and
@@ -50,7 +53,14 @@ from prefjudge.io import (
     stream_issue,
     utf8_problem,
 )
-from prefjudge.records import Battle, model_name_warnings, normalize_model_name
+from prefjudge.records import (
+    NO_EVIDENCE,
+    Battle,
+    battle_of,
+    is_verdict_row,
+    model_name_warnings,
+    normalize_model_name,
+)
 
 CANONICAL_WINNERS = ("model_a", "model_b", "tie")
 BATTLE_COLUMNS = ["model_a", "model_b", "winner", "weight", "category", "line"]
@@ -315,24 +325,85 @@ def _checked_battle(
         problems.append((cols.winner, f"unknown winner label {str(raw)!r}; expected one of "
                          f"{accepted} (map others with --winner-map, "
                          "e.g. --winner-map left=model_a,right=model_b)"))
-    weight = 1.0
-    raw_weight = row.data.get(cols.weight)
-    if not _missing(raw_weight):
-        try:
-            weight = float(raw_weight)
-        except (TypeError, ValueError):
-            problems.append((cols.weight, f"weight must be a number, got {raw_weight!r}"))
-        else:
-            if not math.isfinite(weight) or weight < 0:
-                problems.append((cols.weight,
-                                 f"weight must be finite and >= 0, got {raw_weight!r}"))
+    weight, weight_problems = _weight(row.data, cols)
+    problems += weight_problems
     if problems:
         return None, problems
-    raw_category = row.data.get(cols.category)
-    category = None if _missing(raw_category) else str(raw_category)
     battle = Battle(model_a=names[0], model_b=names[1], winner=winner, weight=weight,
-                    category=category)
+                    category=_category(row.data, cols))
     return battle, []
+
+
+def _weight(data: Mapping[str, Any], cols: BattleColumns) -> tuple[float, list[tuple[str, str]]]:
+    """The row's weight (1 when it has none), or the problem with it."""
+    raw_weight = data.get(cols.weight)
+    if _missing(raw_weight):
+        return 1.0, []
+    try:
+        weight = float(raw_weight)
+    except (TypeError, ValueError):
+        return 1.0, [(cols.weight, f"weight must be a number, got {raw_weight!r}")]
+    if not math.isfinite(weight) or weight < 0:
+        return 1.0, [(cols.weight, f"weight must be finite and >= 0, got {raw_weight!r}")]
+    return weight, []
+
+
+def _category(data: Mapping[str, Any], cols: BattleColumns) -> str | None:
+    """The row's category (the ``--by`` column), None when blank or absent."""
+    raw_category = data.get(cols.category)
+    return None if _missing(raw_category) else str(raw_category)
+
+
+def verdict_battle(data: Mapping[str, Any]) -> Battle | None:
+    """The battle of a ``prefjudge`` verdict row, blank cells read as absent.
+
+    The rule is :meth:`prefjudge.records.Verdict.battle` (through
+    :func:`prefjudge.records.battle_of`): an error and a verdict decided by no evidence are
+    not battles.
+
+    Args:
+        data: The row (:func:`prefjudge.records.is_verdict_row` holds for it).
+
+    Returns:
+        The battle (without weight, ``--by`` category or style features), or None.
+
+    Raises:
+        ValidationError: When the row is not a valid verdict, or names one model twice.
+    """
+    return battle_of({key: value for key, value in data.items() if not _missing(value)})
+
+
+def _verdict_problems(row: Row, cols: BattleColumns, mapping: Mapping[str, str],
+                      exc: ValidationError) -> list[tuple[str, str]]:
+    """Why a verdict row is no valid verdict, in the words of a battle row when they fit."""
+    _, problems = _checked_battle(row, cols, mapping)
+    return problems or [(".".join(str(part) for part in error["loc"]) or "(row)", error["msg"])
+                        for error in exc.errors()]
+
+
+def _parse_verdict(
+    row: Row, cols: BattleColumns, mapping: Mapping[str, str]
+) -> tuple[Battle | None, list[tuple[str, str]]]:
+    """Read one ``prefjudge`` verdict row: ``(battle or None, [(field, problem), ...])``.
+
+    The battle is the verdict's own (:func:`verdict_battle`), with the weight and category
+    (``--by``) columns of ``cols``. ``(None, [])`` is a valid verdict that is no battle
+    (decided by no evidence); a verdict without a winner is a problem, as in a battle row.
+    """
+    data = row.data
+    own = BattleColumns(weight=cols.weight, category=cols.category)  # a verdict's own names
+    try:
+        battle = verdict_battle(data)
+    except ValidationError as exc:
+        return None, _verdict_problems(row, own, mapping, exc)
+    if battle is None and _missing(data.get("winner")):  # the judge failed: a problem
+        return None, _checked_battle(row, own, mapping)[1]
+    if battle is None:
+        return None, []
+    weight, problems = _weight(data, cols)
+    if problems:
+        return None, problems
+    return battle.model_copy(update={"weight": weight, "category": _category(data, cols)}), []
 
 
 def feature_column(side: str, name: str) -> str:
@@ -514,6 +585,31 @@ def battles_frame(battles: Iterable[Battle], lines: Iterable[int] | None = None)
     return table.frame()
 
 
+@dataclass(frozen=True)
+class BattleFile:
+    """What :func:`read_battle_file` read from one battles file.
+
+    Attributes:
+        frame: The battles (:func:`battles_frame`'s columns, then the style feature
+            columns when any row has features).
+        issues: One per problem in the rows left out (the first 200, then one issue
+            counting the rest).
+        no_evidence: ``prefjudge`` verdicts decided by no evidence (``decided_by``
+            :data:`~prefjudge.records.NO_EVIDENCE`): valid, but not battles, so not counted.
+    """
+
+    frame: pd.DataFrame
+    issues: list[InputIssue]
+    no_evidence: int = 0
+
+
+def no_evidence_note(count: int) -> str:
+    """Say that ``count`` verdicts decided by no evidence were not counted (for messages)."""
+    verdicts, were = ("verdict", "was") if count == 1 else ("verdicts", "were")
+    return (f"{count} {verdicts} decided by no evidence (decided_by {NO_EVIDENCE}) {were} "
+            "not counted as battles")
+
+
 def read_battles(
     path: str | os.PathLike[str],
     *,
@@ -521,13 +617,118 @@ def read_battles(
     winner_map: Mapping[str, str] | None = None,
     skip_invalid: bool = False,
 ) -> tuple[pd.DataFrame, list[InputIssue]]:
-    """Read and validate battles.
+    """Read and validate battles: :func:`read_battle_file`'s frame and issues.
+
+    Args:
+        path: CSV/JSON/JSONL file.
+        columns: Column names (defaults: the :class:`prefjudge.records.Battle` fields).
+        winner_map: Extra winner labels → canonical label.
+        skip_invalid: Return invalid rows as issues instead of raising.
+
+    Returns:
+        ``(battles, issues)``, as :attr:`BattleFile.frame` and :attr:`BattleFile.issues`.
+
+    Raises:
+        InputError: As :func:`read_battle_file`.
+        ValueError: As :func:`read_battle_file`.
+    """
+    read = read_battle_file(path, columns=columns, winner_map=winner_map,
+                            skip_invalid=skip_invalid)
+    return read.frame, read.issues
+
+
+def _winner_labels(winner_map: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """``(mapping, labels)``: the extra labels, and every label a winner may be written as."""
+    mapping = {str(k).strip(): v for k, v in (winner_map or {}).items()}
+    for label in mapping.values():
+        if label not in CANONICAL_WINNERS:
+            raise ValueError(f"winner map target {label!r} must be one of {CANONICAL_WINNERS}")
+    return mapping, {**{label: label for label in CANONICAL_WINNERS}, **mapping}
+
+
+class _BattleReader:
+    """Rows of one battles file gathered into battles, issues and uncounted verdicts."""
+
+    def __init__(self, spath: str, cols: BattleColumns, winner_map: Mapping[str, str] | None):
+        self.spath = spath
+        self.cols = cols
+        self.mapping, self.labels = _winner_labels(winner_map)
+        self.table = _BattleTable()
+        self.issues: list[InputIssue] = []
+        self.unlisted = 0
+        self.raw_names: set[str] = set()
+        self.rows = 0
+        self.no_evidence = 0
+
+    def problem(self, issues: list[InputIssue]) -> None:
+        """Keep the issues of one row while fewer than the limit are kept, else count it."""
+        if len(self.issues) < _MAX_ISSUES:
+            self.issues.extend(issues)
+        else:
+            self.unlisted += 1
+
+    def add(self, row: Row | InputIssue) -> None:
+        """Read one row: a battle, a problem, or a verdict that is no battle."""
+        self.rows += 1
+        if isinstance(row, InputIssue):
+            self.problem([row])
+            return
+        verdict = is_verdict_row(row.data)
+        if verdict:
+            battle, problems = _parse_verdict(row, self.cols, self.mapping)
+            if battle is None and not problems:
+                self.no_evidence += 1
+                return
+        else:
+            battle, problems = _parse_battle(row, self.cols, self.mapping, self.labels)
+        features, feature_problems = parse_features(row.data)
+        if feature_problems:
+            battle, problems = None, problems + feature_problems
+        if battle is None:
+            self.problem([InputIssue(self.spath, row.line, row.where + field, message)
+                          for field, message in problems])
+            return
+        self.table.add(battle, row.line, features)
+        keys = ("model_a", "model_b") if verdict else (self.cols.model_a, self.cols.model_b)
+        self.raw_names.update(row.data[key] for key in keys)
+
+    def finish(self, skip_invalid: bool) -> BattleFile:
+        """The battles read, or the error that stops the file."""
+        spath = self.spath
+        if self.rows == 0:
+            raise InputError([InputIssue(spath, 0, "", "no battles in the file (it is empty)")])
+        issues = self.issues
+        if self.unlisted:
+            issues.append(InputIssue(spath, 0, "", f"{self.unlisted} more invalid rows not listed"))
+        if issues and not skip_invalid:
+            raise InputError(issues)
+        if not len(self.table):
+            why = f" ({no_evidence_note(self.no_evidence)})" if self.no_evidence else ""
+            raise InputError([InputIssue(spath, 0, "", "no valid battle in the file" + why),
+                              *issues])
+        for message in model_name_warnings(self.raw_names):
+            warnings.warn(ModelNameWarning(f"{spath}: {message}"), stacklevel=3)
+        return BattleFile(self.table.frame(), issues, self.no_evidence)
+
+
+def read_battle_file(
+    path: str | os.PathLike[str],
+    *,
+    columns: BattleColumns | None = None,
+    winner_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+) -> BattleFile:
+    """Read and validate battles, and count the verdicts that are not battles.
 
     Each row becomes a :class:`prefjudge.records.Battle` (the winner must be
     ``model_a``, ``model_b`` or ``tie``, or a label that ``winner_map`` maps to one of
     those, e.g. ``{"left": "model_a"}``); a row it cannot become is reported field by
-    field. ``prefjudge judge`` verdicts are read the same way (their ``winner`` and
-    ``category`` are the battle's; a failed verdict is reported, never counted). Model
+    field. A ``prefjudge`` verdict (a row with ``pair_id``, ``method`` and ``model_a``:
+    :func:`prefjudge.records.is_verdict_row`) is read as a verdict: its battle is
+    :meth:`prefjudge.records.Verdict.battle` (its own ``model_a``, ``model_b`` and
+    ``winner``, whatever ``columns`` names; the weight and category columns still apply),
+    so a failed verdict is reported, never counted, and one decided by no evidence is
+    not a battle: it is counted in :attr:`BattleFile.no_evidence`, not reported. Model
     names are normalised to Unicode NFC; names that differ only by case, or that were
     written in more than one normalisation form, are reported with a
     :class:`ModelNameWarning` (``warnings.warn``; ``prefjudge rank`` prints it).
@@ -539,60 +740,20 @@ def read_battles(
         skip_invalid: Return invalid rows as issues instead of raising.
 
     Returns:
-        ``(battles, issues)``: the battles as a frame (:func:`battles_frame`: columns
-        ``model_a, model_b, winner, weight, category, line``, then the style feature
-        columns when any row has features), and one issue per problem in the rows left
-        out (the first 200, then one issue counting the rest). A row whose features are
-        not numbers is such a problem.
+        The battles as a frame (:func:`battles_frame`: columns ``model_a, model_b, winner,
+        weight, category, line``, then the style feature columns when any row has
+        features), one issue per problem in the rows left out (a row whose features are
+        not numbers is such a problem) and the count of verdicts decided by no evidence.
 
     Raises:
         InputError: On invalid rows (unless ``skip_invalid``), an empty file, or when
             no valid battle remains.
         ValueError: When ``winner_map`` maps to something other than a canonical label.
     """
-    spath = str(path)
-    cols = columns or BattleColumns()
-    mapping = {str(k).strip(): v for k, v in (winner_map or {}).items()}
-    for label in mapping.values():
-        if label not in CANONICAL_WINNERS:
-            raise ValueError(f"winner map target {label!r} must be one of {CANONICAL_WINNERS}")
-    labels = {**{label: label for label in CANONICAL_WINNERS}, **mapping}
-    issues: list[InputIssue] = []
-    unlisted = 0
-    table = _BattleTable()
-    raw_names: set[str] = set()
-    seen_rows = 0
+    reader = _BattleReader(str(path), columns or BattleColumns(), winner_map)
     for row in iter_rows(path):
-        seen_rows += 1
-        if isinstance(row, InputIssue):
-            if len(issues) < _MAX_ISSUES:
-                issues.append(row)
-            else:
-                unlisted += 1
-            continue
-        battle, problems = _parse_battle(row, cols, mapping, labels)
-        features, feature_problems = parse_features(row.data)
-        if feature_problems:
-            battle, problems = None, problems + feature_problems
-        if battle is not None:
-            table.add(battle, row.line, features)
-            raw_names.update((row.data[cols.model_a], row.data[cols.model_b]))
-        elif len(issues) < _MAX_ISSUES:
-            issues.extend(InputIssue(spath, row.line, row.where + field, message)
-                          for field, message in problems)
-        else:
-            unlisted += 1
-    if seen_rows == 0:
-        raise InputError([InputIssue(spath, 0, "", "no battles in the file (it is empty)")])
-    if unlisted:
-        issues.append(InputIssue(spath, 0, "", f"{unlisted} more invalid rows not listed"))
-    if issues and not skip_invalid:
-        raise InputError(issues)
-    if not len(table):
-        raise InputError([InputIssue(spath, 0, "", "no valid battle in the file"), *issues])
-    for message in model_name_warnings(raw_names):
-        warnings.warn(ModelNameWarning(f"{spath}: {message}"), stacklevel=2)
-    return table.frame(), issues
+        reader.add(row)
+    return reader.finish(skip_invalid)
 
 
 def parse_winner_map(text: str | None) -> dict[str, str]:

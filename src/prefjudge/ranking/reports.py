@@ -213,7 +213,8 @@ def rank_formula(scale: str, anchored: bool) -> str:
 
 
 def rank_payload(
-    result: RankResult, *, scale: str, anchored: bool, skipped: Sequence[object] = ()
+    result: RankResult, *, scale: str, anchored: bool, skipped: Sequence[object] = (),
+    no_evidence: int = 0,
 ) -> dict[str, Any]:
     """The ``rank --json`` document.
 
@@ -222,9 +223,11 @@ def rank_payload(
         scale: ``elo`` or ``bt``.
         anchored: Whether one model's rating was pinned.
         skipped: Input rows left out (``--skip-invalid``), listed as text.
+        no_evidence: Verdicts decided by no evidence, not counted as battles.
 
     Returns:
-        Scale, formula, ratings, skipped rows and the fit summary (per group with ``by``);
+        Scale, formula, ratings, skipped rows, ``no_evidence_verdicts`` (only when some
+        verdicts were decided by no evidence) and the fit summary (per group with ``by``);
         a style-controlled fit adds ``style_control`` (:func:`style_summary`) to it.
     """
     payload: dict[str, Any] = {
@@ -234,6 +237,8 @@ def rank_payload(
                     for row in result.table().to_dict(orient="records")],
         "skipped_rows": [str(issue) for issue in skipped],
     }
+    if no_evidence:
+        payload["no_evidence_verdicts"] = no_evidence
     if result.by:
         payload.update(by=result.by, failed=result.failed,
                        leaderboards={k: board_summary(b) for k, b in result.boards.items()})

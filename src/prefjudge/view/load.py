@@ -33,7 +33,7 @@ from prefjudge.io import (
     validation_issues,
 )
 from prefjudge.journal import BINDING_SUFFIX, LOCK_SUFFIX, binding_path
-from prefjudge.records import Generation, Pair, ScoredSample, Task, Verdict
+from prefjudge.records import Generation, Pair, ScoredSample, Task, Verdict, is_verdict_row
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.taxonomy import load_taxonomy
 
@@ -101,7 +101,8 @@ class Results:
             (``pass``, ``fail``, ``error`` or ``none``: the worst instruction check),
             ``categories`` (of its instructions) and ``record`` (the record as read).
         pairs: One entry per verdict: ``uid``, ``file``, ``line``, ``verdict`` (``A``,
-            ``B``, ``tie``, ``error`` or ``absent``), ``record`` (the verdict as read),
+            ``B``, ``tie``, ``error``, ``no evidence`` (a tie decided by no evidence, which
+            ``rank`` does not count) or ``absent``), ``record`` (the verdict as read),
             ``pair`` (the judged pair as read, or None) and ``pair_source`` (where the pair
             was found, or why it was not).
         leaderboard: ``{"file", "columns", "rows", "cut"}`` from ``leaderboard.csv``, or None.
@@ -154,7 +155,7 @@ def record_kind(record: dict[str, Any]) -> str | None:
     keys = record.keys()
     if "pair_id" in keys and "response_a" in keys and "response_b" in keys:
         return "pair"
-    if "pair_id" in keys and "method" in keys and "model_a" in keys:
+    if is_verdict_row(record):
         return "verdict"
     if {"condition", "dimensions", "model_a"} <= keys:
         return "persona"
@@ -303,12 +304,31 @@ def _sample_entry(uid: str, spath: str, number: int, data: dict[str, Any],
             "checks": _check_status(data), "categories": cats, "record": data}
 
 
+NO_EVIDENCE_SIDE = "no evidence"
+"""The verdict shown for one decided by no evidence: a tie that is not a battle."""
+
+
 def _verdict_side(record: Verdict) -> str:
+    """``A``, ``B``, ``tie``, ``error``, :data:`NO_EVIDENCE_SIDE` or ``absent``.
+
+    A verdict that has a winner but is not a battle (:meth:`Verdict.battle`: decided by no
+    evidence) is shown as :data:`NO_EVIDENCE_SIDE`, not as the tie ``rank`` does not count.
+    """
     if record.status == "error":
         return "error"
+    if record.winner is not None and not _is_battle(record):
+        return NO_EVIDENCE_SIDE
     if record.preferred is not None:
         return record.preferred
     return {"model_a": "A", "model_b": "B", "tie": "tie"}.get(record.winner or "", "absent")
+
+
+def _is_battle(record: Verdict) -> bool:
+    """Whether ``rank`` counts the verdict (one naming the same model twice is shown as is)."""
+    try:
+        return record.battle() is not None
+    except ValidationError:  # both sides the same model: no battle, but not for want of facts
+        return True
 
 
 def _bound_inputs(path: Path, role: str) -> list[tuple[Path, str | None]]:

@@ -27,7 +27,7 @@ from dataclasses import replace
 from prefjudge.backends import Backend
 from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
 from prefjudge.judge.facts.kinds import KIND_RUNNERS, EvidenceRun
-from prefjudge.records import SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
+from prefjudge.records import NO_EVIDENCE, SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
 
 KINDS: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
 DEFAULT_ORDER: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
@@ -89,7 +89,7 @@ def weigh(facts: Sequence[Fact]) -> tuple[str | None, str, str | None]:
             return None, f"evidence:{fact.kind}", f"{fact.kind} evidence: {fact.fact}"
     if any(fact.outcome == "tie" for fact in facts):
         return "tie", "evidence:" + "+".join(f.kind for f in facts if f.outcome == "tie"), None
-    return "tie", "evidence:none", None
+    return "tie", NO_EVIDENCE, None
 
 
 class EvidenceJudge(JudgeMethod):
