@@ -52,7 +52,7 @@ def test_nfc_and_nfd_differ_as_strings() -> None:
     assert NFC != NFD and len(NFD) == len(NFC) + 1
 
 
-def test_records_normalise_model_names_to_nfc() -> None:
+def test_records_normalize_model_names_to_nfc() -> None:
     assert Generation(task_id="t", model=NFD, response="r").model == NFC
     assert ScoredSample(task_id="t", model=NFD, response="r").model == NFC
     pair = Pair(
@@ -104,7 +104,7 @@ def test_rank_warns_on_names_that_differ_only_by_case_and_keeps_both(tmp_path: P
     assert result.exit_code == 0 and "warning:" not in result.output
 
 
-def test_csv_battles_are_normalised_and_warned_about(tmp_path: Path) -> None:
+def test_csv_battles_are_normalized_and_warned_about(tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text(f"model_a,model_b,winner\n{NFD},x,model_a\n{NFC},x,model_b\n", "utf-8")
     with pytest.warns(ModelNameWarning, match="Unicode normalisation forms"):
@@ -112,7 +112,7 @@ def test_csv_battles_are_normalised_and_warned_about(tmp_path: Path) -> None:
     assert set(frame["model_a"]) == {NFC}
 
 
-def test_score_tables_and_scored_records_are_normalised(tmp_path: Path) -> None:
+def test_score_tables_and_scored_records_are_normalized(tmp_path: Path) -> None:
     table = tmp_path / "s.csv"
     table.write_text(f"model,func,if\n{NFD},0.5,0.7\nx,0.1,0.2\n", "utf-8")
     assert read_model_table(table, "model", ["func", "if"])["model"].tolist() == [NFC, "x"]

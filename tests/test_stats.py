@@ -80,8 +80,8 @@ def test_percentile_bands_equal_column_intervals_without_undefined_resamples():
 
 def test_bootstrap_ci_mean_path_equals_generic_path():
     values = np.random.default_rng(5).random(40)
-    fast = stats.bootstrap_ci(values, resamples=300, seed=2)
-    generic = stats.bootstrap_ci(values, statistic=lambda a: float(np.mean(a)), resamples=300,
+    fast = stats.bootstrap_ci(values, n_resamples=300, seed=2)
+    generic = stats.bootstrap_ci(values, statistic=lambda a: float(np.mean(a)), n_resamples=300,
                                  seed=2)
     assert fast == pytest.approx(generic, rel=1e-12)
     idx = stats.resample_indices(40, 300, seed=2)
@@ -91,13 +91,13 @@ def test_bootstrap_ci_mean_path_equals_generic_path():
 def test_bootstrap_ci_empty_nan_and_single_unit():
     assert all(np.isnan(stats.bootstrap_ci([])))
     assert all(np.isnan(stats.bootstrap_ci([0.5, np.nan, 0.2])))
-    assert stats.bootstrap_ci([0.4], resamples=20) == (0.4, 0.4)
+    assert stats.bootstrap_ci([0.4], n_resamples=20) == (0.4, 0.4)
 
 
 def test_bootstrap_ci_matches_scipy_percentile_bootstrap():
     """An independent reference: scipy's percentile bootstrap draws the same indices."""
     values = np.random.default_rng(11).random(25)
-    ours = stats.bootstrap_ci(values, resamples=500, seed=8, level=0.9)
+    ours = stats.bootstrap_ci(values, n_resamples=500, seed=8, level=0.9)
     ref = scipy_stats.bootstrap(
         (values,), np.mean, n_resamples=500, method="percentile", confidence_level=0.9,
         rng=np.random.default_rng(8),

@@ -102,7 +102,7 @@ def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
-def _normalise(value: Any) -> Any:
+def _normalize(value: Any) -> Any:
     """JSON round trip, so a value compares equal to itself read back from the binding."""
     return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
 
@@ -162,7 +162,7 @@ class Journal(Generic[M]):
         self.key = key
         self.stage = stage
         self.inputs = {role: _as_list(paths) for role, paths in (inputs or {}).items()}
-        self.settings = _normalise(dict(settings or {}))
+        self.settings = _normalize(dict(settings or {}))
         self.force_new = force_new
         self.flag = flag
         self.done: dict[str, M] = {}

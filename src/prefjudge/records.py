@@ -492,7 +492,8 @@ Side = Literal["A", "B", "tie"]
 SIDE_WINNERS: dict[str, Winner] = {"A": "model_a", "B": "model_b", "tie": "tie"}
 """A preferred side as the battle outcome ``rank`` counts."""
 CriterionOutcome = Literal["A", "B", "tie", "insufficient"]
-JudgeMethod = Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"]
+JudgeMethodName = Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"]
+"""A judging method's name (``Verdict.method``); the methods derive from ``JudgeMethod``."""
 EvidenceKind = Literal["correctness", "efficiency", "security", "instructions"]
 FactOutcome = Literal["A", "B", "tie", "insufficient", "error"]
 
@@ -733,7 +734,7 @@ class Verdict(BaseModel):
     task_id: str
     model_a: ModelName
     model_b: ModelName
-    method: JudgeMethod
+    method: JudgeMethodName
     status: Literal["ok", "error"] = "ok"
     winner: Winner | None = None
     preferred: Side | None = None
@@ -769,7 +770,7 @@ class Verdict(BaseModel):
             (:data:`NO_EVIDENCE`).
 
         Raises:
-            ValidationError: When both sides are the same model (no battle to count).
+            pydantic.ValidationError: When both sides are the same model (no battle to count).
         """
         if self.winner is None or self.decided_by == NO_EVIDENCE:
             return None
@@ -795,8 +796,9 @@ class Verdict(BaseModel):
             The verdict, with the defaults for every field not read.
 
         Raises:
-            ValidationError: When a field read is not a verdict's (a required one missing, an
-                unknown method or status, a winner other than ``model_a``, ``model_b``, ``tie``).
+            pydantic.ValidationError: When a field read is not a verdict's (a required one
+                missing, an unknown method or status, a winner other than ``model_a``,
+                ``model_b``, ``tie``).
         """
         return cls.model_validate({key: row[key] for key in BATTLE_FIELDS if key in row})
 
@@ -816,7 +818,7 @@ def battle_of(row: Mapping[str, Any]) -> Battle | None:
         The battle (without style features), or None when the verdict is not one.
 
     Raises:
-        ValidationError: When the row is not a valid verdict, or names one model twice.
+        pydantic.ValidationError: When the row is not a valid verdict, or names one model twice.
     """
     return Verdict.from_row(row).battle()
 

@@ -36,12 +36,12 @@ DEFAULT_SEED = 0
 """Seed of those resamples, unless told otherwise."""
 
 
-def resample_indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
+def resample_indices(n: int, n_resamples: int, seed: int | None) -> np.ndarray:
     """Seeded bootstrap resamples of ``n`` units, as indices.
 
     Args:
         n: Number of resampling units (tasks, pairs, models); at least 1.
-        resamples: Number of resamples (rows); 0 gives an empty matrix.
+        n_resamples: Number of resamples (rows); 0 gives an empty matrix.
         seed: Seed of ``numpy.random.default_rng`` (None: fresh entropy, not reproducible).
 
     Returns:
@@ -50,14 +50,14 @@ def resample_indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
         ``default_rng(seed).integers(0, n, size=(resamples, n))``.
 
     Raises:
-        ValueError: When ``n`` is below 1 or ``resamples`` is negative.
+        ValueError: When ``n`` is below 1 or ``n_resamples`` is negative.
     """
     if n < 1:
         raise ValueError(f"a bootstrap needs at least one unit to resample; got n={n}")
-    if resamples < 0:
-        raise ValueError(f"the number of resamples cannot be negative; got {resamples}")
+    if n_resamples < 0:
+        raise ValueError(f"the number of resamples cannot be negative; got {n_resamples}")
     rng = np.random.default_rng(seed)
-    return rng.integers(0, n, size=(resamples, n))
+    return rng.integers(0, n, size=(n_resamples, n))
 
 
 def _tails(level: float, tails: tuple[float, float] | None) -> tuple[float, float]:
@@ -154,7 +154,7 @@ def bootstrap_ci(
     values: Sequence[float] | np.ndarray,
     *,
     statistic: Callable[[np.ndarray], float] = np.mean,
-    resamples: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
     level: float = DEFAULT_LEVEL,
 ) -> tuple[float, float]:
@@ -164,7 +164,7 @@ def bootstrap_ci(
         values: One value per resampling unit (e.g. per task).
         statistic: Function of one resampled array; ``np.mean`` itself takes a vectorised
             path with the same numbers.
-        resamples: Number of resamples.
+        n_resamples: Number of resamples.
         seed: RNG seed (see :func:`resample_indices`).
         level: Coverage of the interval.
 
@@ -176,7 +176,7 @@ def bootstrap_ci(
     data = np.asarray(values, dtype=float)
     if data.size == 0 or np.isnan(data).any():
         return float("nan"), float("nan")
-    idx = resample_indices(data.size, resamples, seed)
+    idx = resample_indices(data.size, n_resamples, seed)
     if statistic is np.mean:
         stats = data[idx].mean(axis=1)
     else:

@@ -37,7 +37,7 @@ def _pairs_and_verdicts(n: int = 120, seed: int = 0) -> tuple[list[Pair], list[V
 
 def test_a_length_loving_judge_shows_it_beside_indifferent_humans() -> None:
     pairs, verdicts = _pairs_and_verdicts()
-    bias = bias_diagnostics(verdicts, pairs, n_boot=200, regression_resamples=50)
+    bias = bias_diagnostics(verdicts, pairs, n_resamples=200, regression_n_resamples=50)
     assert bias["n_pairs"] == 120 and bias["tokenizer"] == "fallback:words+punct"
     assert bias["first_shown"]["judge"]["rate"] == 1.0  # forward order always picks A
     assert bias["longer"]["judge"]["rate"] == 1.0
@@ -59,7 +59,7 @@ def test_the_logistic_fit_recovers_known_coefficients() -> None:
 
 def test_the_report_shows_the_bias_section() -> None:
     pairs, verdicts = _pairs_and_verdicts(40)
-    bias = bias_diagnostics(verdicts, pairs, n_boot=50, regression_resamples=20)
+    bias = bias_diagnostics(verdicts, pairs, n_resamples=50, regression_n_resamples=20)
     summary = {"pairs": 40, "pairs_file": "x.jsonl", "methods": {"monolithic": {"bias": bias}}}
     report = build_report([], judge_summary=summary)
     section = report.section("judge-bias")

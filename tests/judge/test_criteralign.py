@@ -15,7 +15,7 @@ from pj_scripted_backend import ScriptedBackend, criterion_ids, shown, stage_of,
 
 from prefjudge.backends import Request
 from prefjudge.judge import JudgeSettings, judge_pairs
-from prefjudge.judge.criteralign import normalise_criteria
+from prefjudge.judge.criteralign import normalize_criteria
 from prefjudge.records import Pair
 
 GOOD = "def f(xs):\n    # GOOD: handles the empty list\n    return sum(xs) if xs else 0\n"
@@ -271,6 +271,6 @@ def test_duplicate_pair_ids_and_unknown_methods_are_refused() -> None:
         list(judge_pairs([pair()], ScriptedBackend(fair_judge()), settings(method="vibes")))
 
 
-def test_normalise_criteria_strips_numbering_and_caps() -> None:
-    out = normalise_criteria(["1) Fast", "- fast.", "Clear names", "", "Docs"], limit=2)
+def test_normalize_criteria_strips_numbering_and_caps() -> None:
+    out = normalize_criteria(["1) Fast", "- fast.", "Clear names", "", "Docs"], limit=2)
     assert [(c.id, c.text) for c in out] == [("c1", "Fast"), ("c2", "Clear names")]

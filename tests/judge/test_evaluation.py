@@ -61,7 +61,7 @@ def mixed_verdicts(**extra):
 
 
 def test_counts_accuracy_and_errors_apart():
-    result = evaluate_verdicts(mixed_verdicts(), n_boot=200)
+    result = evaluate_verdicts(mixed_verdicts(), n_resamples=200)
     assert (result["n"], result["n_ok"], result["n_error"], result["n_unlabelled"]) == (9, 7, 2, 1)
     assert result["accuracy"] == pytest.approx(4 / 7)
     assert result["accuracy_ties_half"] == pytest.approx(4.5 / 7)
@@ -70,7 +70,7 @@ def test_counts_accuracy_and_errors_apart():
 
 
 def test_macro_f1_and_per_class_by_hand():
-    result = evaluate_verdicts(mixed_verdicts(), n_boot=0)
+    result = evaluate_verdicts(mixed_verdicts(), n_resamples=0)
     # A: tp 2, fp 1 (tie->A), fn 1 (A->B); B: tp 1, fp 1, fn 1; tie: tp 1, fp 1, fn 1
     assert result["classes"] == ["A", "B", "tie"]
     per_class = result["per_class"]
@@ -85,7 +85,7 @@ def test_macro_f1_and_per_class_by_hand():
 
 def test_macro_f1_counts_classes_seen_only_in_predictions():
     result = evaluate_verdicts(
-        [verdict(1, "A", "A"), verdict(2, "A", "tie"), verdict(3, "B", "B")], n_boot=0
+        [verdict(1, "A", "A"), verdict(2, "A", "tie"), verdict(3, "B", "B")], n_resamples=0
     )
     assert result["classes"] == ["A", "B", "tie"]
     assert result["per_class"]["tie"] == {
@@ -100,7 +100,7 @@ def test_macro_f1_counts_classes_seen_only_in_predictions():
 
 def test_macro_f1_leaves_out_absent_tie_class():
     result = evaluate_verdicts(
-        [verdict(1, "A", "A"), verdict(2, "A", "B"), verdict(3, "B", "B")], n_boot=0
+        [verdict(1, "A", "A"), verdict(2, "A", "B"), verdict(3, "B", "B")], n_resamples=0
     )
     assert result["classes"] == ["A", "B"]
     assert "tie" not in result["per_class"]
@@ -115,13 +115,13 @@ def test_ties_half_only_credits_predicted_ties_on_sided_labels():
         verdict(3, "tie", "A"),
         verdict(4, "A", "A"),
     ]
-    result = evaluate_verdicts(verdicts, n_boot=0)
+    result = evaluate_verdicts(verdicts, n_resamples=0)
     assert result["accuracy"] == pytest.approx(1 / 4)
     assert result["accuracy_ties_half"] == pytest.approx((0.5 + 0.5 + 0 + 1) / 4)
 
 
 def test_confusion_matrix_has_error_column():
-    confusion = evaluate_verdicts(mixed_verdicts(), n_boot=0)["confusion"]
+    confusion = evaluate_verdicts(mixed_verdicts(), n_resamples=0)["confusion"]
     assert confusion == {
         "A": {"A": 2, "B": 1, "tie": 0, "error": 1},
         "B": {"A": 0, "B": 1, "tie": 1, "error": 1},
@@ -133,7 +133,7 @@ def test_ok_verdict_without_preference_counts_as_error():
     odd = Verdict(
         pair_id="x", task_id="t", model_a="a", model_b="b", method="monolithic", label="A"
     )
-    result = evaluate_verdicts([odd, verdict(1, "A", "A")], n_boot=0)
+    result = evaluate_verdicts([odd, verdict(1, "A", "A")], n_resamples=0)
     assert (result["n_ok"], result["n_error"], result["accuracy"]) == (1, 1, 1.0)
     assert result["confusion"]["A"]["error"] == 1
 
@@ -172,7 +172,7 @@ def test_consistency_inconsistency_cost_and_categories():
         ),
         verdict(5, None, "A", cost=Usage(requests=99)),
     ]
-    result = evaluate_verdicts(verdicts, n_boot=0)
+    result = evaluate_verdicts(verdicts, n_resamples=0)
     assert result["position_consistency"] == pytest.approx(0.5)  # errored one left out
     assert result["n_position_known"] == 2
     assert result["criterion_inconsistency"] == pytest.approx(0.75 / 3)
@@ -193,14 +193,14 @@ def test_consistency_inconsistency_cost_and_categories():
 
 
 def test_no_categories_gives_empty_breakdown():
-    assert evaluate_verdicts(mixed_verdicts(), n_boot=0)["by_category"] == {}
+    assert evaluate_verdicts(mixed_verdicts(), n_resamples=0)["by_category"] == {}
 
 
 def test_ci_brackets_point_and_is_seeded():
     verdicts = [verdict(i, "A" if i % 3 else "B", "A" if i % 4 else "B") for i in range(60)]
-    first = evaluate_verdicts(verdicts, n_boot=500, seed=7)
-    again = evaluate_verdicts(verdicts, n_boot=500, seed=7)
-    other = evaluate_verdicts(verdicts, n_boot=500, seed=8)
+    first = evaluate_verdicts(verdicts, n_resamples=500, seed=7)
+    again = evaluate_verdicts(verdicts, n_resamples=500, seed=7)
+    other = evaluate_verdicts(verdicts, n_resamples=500, seed=8)
     low, high = first["accuracy_ci"]
     assert low <= first["accuracy"] <= high and low < high
     low, high = first["macro_f1_ci"]
@@ -211,12 +211,12 @@ def test_ci_brackets_point_and_is_seeded():
 
 def test_results_are_strict_json():
     for verdicts in (mixed_verdicts(category="c"), [], [verdict(1, "A", "error")]):
-        result = evaluate_verdicts(verdicts, n_boot=50)
+        result = evaluate_verdicts(verdicts, n_resamples=50)
         assert json.loads(json.dumps(result, allow_nan=False)) == result
 
 
 def test_empty_and_all_error_inputs_are_undefined_not_nan():
-    result = evaluate_verdicts([verdict(1, "A", "error")], n_boot=50)
+    result = evaluate_verdicts([verdict(1, "A", "error")], n_resamples=50)
     assert result["n_error"] == 1
     for key in (
         "accuracy",
@@ -229,7 +229,7 @@ def test_empty_and_all_error_inputs_are_undefined_not_nan():
         "criterion_inconsistency",
     ):
         assert result[key] is None, key
-    empty = evaluate_verdicts([], n_boot=50)
+    empty = evaluate_verdicts([], n_resamples=50)
     assert empty["n"] == 0 and empty["cost"]["per_pair"]["requests"] is None
 
 
@@ -246,7 +246,7 @@ def test_mcnemar_on_known_case():
         verdict(i, g, p, method="monolithic")
         for i, (g, p) in enumerate(zip(gold, pred_y, strict=True))
     ]
-    result = paired_difference(xs, ys, n_boot=300)
+    result = paired_difference(xs, ys, n_resamples=300)
     assert result["n"] == 18
     assert (result["x_only"], result["y_only"], result["both_right"], result["both_wrong"]) == (
         10,
@@ -259,8 +259,8 @@ def test_mcnemar_on_known_case():
     assert result["accuracy_x"] == pytest.approx(15 / 18)
     low, high = result["difference_ci"]
     assert 0 < low <= result["difference"] <= high
-    assert paired_difference(xs, ys, n_boot=300) == result
-    reverse = paired_difference(ys, xs, n_boot=300)
+    assert paired_difference(xs, ys, n_resamples=300) == result
+    reverse = paired_difference(ys, xs, n_resamples=300)
     assert reverse["difference"] == pytest.approx(-10 / 18)
     assert reverse["p_value"] == pytest.approx(result["p_value"])
     assert json.loads(json.dumps(result, allow_nan=False)) == result
@@ -281,7 +281,7 @@ def test_paired_difference_joins_on_ok_labelled_pairs():
         verdict("p4", None, "A"),
         verdict("only_y", "A", "A"),
     ]
-    result = paired_difference(xs, ys, n_boot=0)
+    result = paired_difference(xs, ys, n_resamples=0)
     assert result["n"] == 2  # p1 and p3
     assert (result["x_only"], result["y_only"]) == (1, 0)
     assert result["p_value"] == pytest.approx(1.0)
@@ -290,8 +290,8 @@ def test_paired_difference_joins_on_ok_labelled_pairs():
 
 def test_paired_difference_without_overlap_or_discordance():
     same = [verdict(1, "A", "A"), verdict(2, "B", "A")]
-    assert paired_difference(same, same, n_boot=100)["p_value"] == 1.0
-    empty = paired_difference(same, [], n_boot=100)
+    assert paired_difference(same, same, n_resamples=100)["p_value"] == 1.0
+    empty = paired_difference(same, [], n_resamples=100)
     assert empty["n"] == 0 and empty["difference"] is None and empty["p_value"] is None
 
 
@@ -308,10 +308,10 @@ def test_compare_methods_columns_and_values():
             mixed_verdicts(
                 cost=Usage(model_calls=4, prompt_tokens=30, completion_tokens=10, cache_hits=1)
             ),
-            n_boot=100,
+            n_resamples=100,
         ),
         "monolithic": evaluate_verdicts(
-            [verdict(1, "A", "error", method="monolithic")], n_boot=100
+            [verdict(1, "A", "error", method="monolithic")], n_resamples=100
         ),
     }
     frame = compare_methods(results)
@@ -331,8 +331,8 @@ def test_compare_methods_columns_and_values():
 def test_plot_writes_png(tmp_path):
     frame = compare_methods(
         {
-            "criteralign": evaluate_verdicts(mixed_verdicts(), n_boot=100),
-            "monolithic": evaluate_verdicts([verdict(1, "A", "error")], n_boot=100),
+            "criteralign": evaluate_verdicts(mixed_verdicts(), n_resamples=100),
+            "monolithic": evaluate_verdicts([verdict(1, "A", "error")], n_resamples=100),
         }
     )
     path = tmp_path / "methods.png"
@@ -356,7 +356,7 @@ SIDES = st.sampled_from(["A", "B", "tie"])
 )
 def test_property_rates_in_unit_interval(pairs, seed):
     verdicts = [verdict(i, g, p) for i, (g, p) in enumerate(pairs)]
-    result = evaluate_verdicts(verdicts, n_boot=30, seed=seed)
+    result = evaluate_verdicts(verdicts, n_resamples=30, seed=seed)
     assert result["n"] == result["n_ok"] + result["n_error"]
     assert result["n"] + result["n_unlabelled"] == len(verdicts)
     for key in ("accuracy", "accuracy_ties_half", "macro_f1", "tie_rate"):
@@ -384,8 +384,8 @@ def test_bootstrap_numbers_are_pinned():
     vx = [verdict(i, g, p) for i, (g, p) in enumerate(zip(PINNED_GOLD, pred_x, strict=True))]
     vy = [verdict(i, g, p, method="monolithic")
           for i, (g, p) in enumerate(zip(PINNED_GOLD, pred_y, strict=True))]
-    result = evaluate_verdicts(vx, n_boot=400, seed=13)
+    result = evaluate_verdicts(vx, n_resamples=400, seed=13)
     assert result["accuracy_ci"] == [0.25, 0.8333333333333334]
     assert result["macro_f1_ci"] == [0.21636363636363648, 0.8190638528138529]
-    assert paired_difference(vx, vy, n_boot=300, seed=2)["difference_ci"] == [
+    assert paired_difference(vx, vy, n_resamples=300, seed=2)["difference_ci"] == [
         -0.5, 0.3333333333333333]

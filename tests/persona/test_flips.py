@@ -44,15 +44,15 @@ def row(frame, dimension):
 
 
 def test_columns_and_row_order():
-    frame = flip_table(flip_data(), n_boot=200)
+    frame = flip_table(flip_data(), n_resamples=200)
     assert list(frame.columns) == FLIP_COLUMNS
     assert list(frame["dimension"]) == ["flipdim", "steady", "overall"]
-    ordered = flip_table(flip_data(), n_boot=200, dimensions=["steady", "flipdim"])
+    ordered = flip_table(flip_data(), n_resamples=200, dimensions=["steady", "flipdim"])
     assert list(ordered["dimension"]) == ["steady", "flipdim", "overall"]
 
 
 def test_clear_flip_is_significant():
-    frame = flip_table(flip_data(20), n_boot=500)
+    frame = flip_table(flip_data(20), n_resamples=500)
     r = row(frame, "flipdim")
     assert (r["model_x"], r["model_y"]) == (X, Y)
     assert r["orig_win_rate"] == 1.0 and r["persona_win_rate"] == 0.0
@@ -65,7 +65,7 @@ def test_clear_flip_is_significant():
 
 
 def test_no_change_is_not_a_flip():
-    r = row(flip_table(flip_data(), n_boot=200), "steady")
+    r = row(flip_table(flip_data(), n_resamples=200), "steady")
     assert r["orig_preferred"] == X and r["persona_preferred"] == X
     assert not r["flip"] and not r["significant_flip"] and not r["shift"]
     assert r["diff"] == pytest.approx(0.0)
@@ -77,7 +77,7 @@ def test_flip_without_separated_cis_is_not_significant():
     for t in range(10):
         data.append(comp(t, "original", {"d": "A" if t < 6 else "B"}))
         data.append(comp(t, "persona", {"d": "A" if t < 4 else "B"}))
-    r = row(flip_table(data, n_boot=500), "d")
+    r = row(flip_table(data, n_resamples=500), "d")
     assert r["flip"] and not r["significant_flip"]
     assert r["orig_lo"] < 0.5 < r["orig_hi"]
 
@@ -92,7 +92,7 @@ def test_ties_count_half_and_tie_preference():
         comp(2, "persona", {"d": "tie"}),
         comp(3, "persona", {"d": "B"}),
     ]
-    r = row(flip_table(data, n_boot=100), "d")
+    r = row(flip_table(data, n_resamples=100), "d")
     assert r["orig_win_rate"] == 0.5
     assert r["orig_ties"] == 2 and r["orig_wins_x"] == 1 and r["orig_wins_y"] == 1
     assert r["orig_preferred"] == "tie"
@@ -103,12 +103,12 @@ def test_ties_count_half_and_tie_preference():
 
 def test_tie_versus_preference_is_not_a_flip():
     data = [comp(1, "original", {"d": "tie"}), comp(1, "persona", {"d": "B"})]
-    r = row(flip_table(data, n_boot=50), "d")
+    r = row(flip_table(data, n_resamples=50), "d")
     assert r["orig_preferred"] == "tie" and r["persona_preferred"] == Y
     assert not r["flip"]
 
 
-def test_reversed_model_order_is_normalised():
+def test_reversed_model_order_is_normalized():
     # the same judgement (X better) written both ways round
     data = [
         comp(1, "original", {"d": "A"}),
@@ -117,7 +117,7 @@ def test_reversed_model_order_is_normalised():
         comp(1, "persona", {"d": "A"}, a=Y, b=X),
         comp(2, "persona", {"d": "A"}, a=Y, b=X),
     ]
-    r = row(flip_table(data, n_boot=100), "d")
+    r = row(flip_table(data, n_resamples=100), "d")
     assert (r["model_x"], r["model_y"]) == (X, Y)
     assert r["orig_wins_x"] == 2 and r["orig_ties"] == 1 and r["orig_wins_y"] == 0
     assert r["orig_win_rate"] == pytest.approx(2.5 / 3)
@@ -127,7 +127,7 @@ def test_reversed_model_order_is_normalised():
 
 def test_model_x_is_alphabetically_first_whatever_comes_first():
     data = [comp(1, "original", {"d": "A"}, a=Y, b=X)]
-    r = row(flip_table(data, n_boot=50), "d")
+    r = row(flip_table(data, n_resamples=50), "d")
     assert (r["model_x"], r["model_y"]) == (X, Y)
     assert r["orig_win_rate"] == 0.0 and r["orig_preferred"] == Y
 
@@ -137,7 +137,7 @@ def test_errors_excluded_but_counted():
     data.append(comp(99, "original", {"flipdim": "B"}, status="error"))
     data.append(comp(98, "persona", {}, status="error"))
     data.append(comp(97, "persona", {}, status="error"))
-    frame = flip_table(data, n_boot=100)
+    frame = flip_table(data, n_resamples=100)
     r = row(frame, "flipdim")
     assert r["orig_n"] == 5 and r["orig_win_rate"] == 1.0
     assert r["orig_n_error"] == 1 and r["persona_n_error"] == 2
@@ -152,7 +152,7 @@ def test_missing_outcomes_counted():
         comp(3, "original", {"e": "B"}),  # no verdict for d at all
         comp(1, "persona", {"d": "B", "e": "A"}),
     ]
-    frame = flip_table(data, n_boot=50)
+    frame = flip_table(data, n_resamples=50)
     d = row(frame, "d")
     assert d["orig_n"] == 1 and d["orig_n_missing"] == 2
     e = row(frame, "e")
@@ -173,9 +173,9 @@ def test_seeded_cis_deterministic_and_bracket_estimate():
     for t in range(15):
         data.append(comp(t, "original", {"d": ["A", "B", "tie", "A"][t % 4]}))
         data.append(comp(t, "persona", {"d": ["B", "A", "B"][t % 3]}))
-    first = flip_table(data, n_boot=300, seed=7)
-    again = flip_table(data, n_boot=300, seed=7)
-    other = flip_table(data, n_boot=300, seed=8)
+    first = flip_table(data, n_resamples=300, seed=7)
+    again = flip_table(data, n_resamples=300, seed=7)
+    other = flip_table(data, n_resamples=300, seed=8)
     cols = ["orig_lo", "orig_hi", "persona_lo", "persona_hi", "diff_lo", "diff_hi"]
     assert first[cols].equals(again[cols])
     assert not first[cols].equals(other[cols])
@@ -192,7 +192,7 @@ def test_task_is_the_resampling_unit():
     for t in range(8):
         data.append(comp(t, "original", {"d": "A"}))
         data.append(comp(t, "original", {"d": "B"}))
-    r = row(flip_table(data, n_boot=200), "d")
+    r = row(flip_table(data, n_resamples=200), "d")
     assert r["orig_n"] == 16
     assert r["orig_lo"] == r["orig_hi"] == 0.5
 
@@ -207,7 +207,7 @@ def test_paired_diff_uses_only_shared_tasks():
         comp(2, "persona", {"d": "tie"}),
         comp(5, "persona", {"d": "A"}),  # persona only
     ]
-    r = row(flip_table(data, n_boot=200), "d")
+    r = row(flip_table(data, n_resamples=200), "d")
     assert r["paired_n"] == 2
     # shared tasks 1, 2: original 1.0, persona 0.25
     assert r["diff"] == pytest.approx(0.25 - 1.0)
@@ -217,7 +217,7 @@ def test_paired_diff_uses_only_shared_tasks():
 
 def test_empty_condition_gives_nan_and_no_flip():
     data = [comp(t, "original", {"d": "A"}) for t in range(4)]
-    r = row(flip_table(data, n_boot=50), "d")
+    r = row(flip_table(data, n_resamples=50), "d")
     assert r["persona_n"] == 0
     assert math.isnan(r["persona_win_rate"]) and math.isnan(r["persona_lo"])
     assert r["persona_preferred"] is None
@@ -226,7 +226,7 @@ def test_empty_condition_gives_nan_and_no_flip():
 
 
 def test_overall_row_pools_dimensions():
-    frame = flip_table(flip_data(10), n_boot=200)
+    frame = flip_table(flip_data(10), n_resamples=200)
     assert frame["dimension"].iloc[-1] == "overall"
     overall = row(frame, "overall")
     assert overall["orig_n"] == 20 and overall["persona_n"] == 20
@@ -237,14 +237,14 @@ def test_overall_row_pools_dimensions():
     assert overall["diff"] == pytest.approx(-0.5)
     # per-task rates are all 0.5 in persona: its CI has zero width
     assert overall["persona_lo"] == overall["persona_hi"] == 0.5
-    restricted = row(flip_table(flip_data(10), n_boot=50, dimensions=["steady"]), "overall")
+    restricted = row(flip_table(flip_data(10), n_resamples=50, dimensions=["steady"]), "overall")
     assert restricted["persona_win_rate"] == 1.0
 
 
 def test_summary_is_json_ready():
     data = flip_data(20)
     data.append(comp(50, "original", {"flipdim": "A", "steady": "A", "orig_only": "A"}))
-    frame = flip_table(data, n_boot=200)
+    frame = flip_table(data, n_resamples=200)
     summary = flips_summary(frame)
     text = json.dumps(summary, allow_nan=False)
     loaded = json.loads(text)
@@ -260,14 +260,14 @@ def test_summary_is_json_ready():
 
 
 def test_plot_writes_png_without_warnings(tmp_path):
-    frame = flip_table(flip_data(12), n_boot=100)
+    frame = flip_table(flip_data(12), n_resamples=100)
     path = tmp_path / "flips.png"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plot_flips(frame, path, title="flips")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a single-dimension table with an empty condition also plots
-    single = flip_table([comp(1, "original", {"d": "A"})], n_boot=20, dimensions=["d"])
+    single = flip_table([comp(1, "original", {"d": "A"})], n_resamples=20, dimensions=["d"])
     path2 = tmp_path / "single.png"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -283,7 +283,7 @@ def test_bootstrap_numbers_are_pinned():
         if t < 8:
             data.append(comp(t, "persona", {"d1": ("B", "tie", "A")[t % 3],
                                             "d2": "AB"[t % 4 == 0]}, a="xa", b="yb"))
-    frame = flip_table(data, n_boot=200, seed=6)
+    frame = flip_table(data, n_resamples=200, seed=6)
     columns = ["orig_lo", "orig_hi", "persona_lo", "persona_hi", "diff_lo", "diff_hi"]
     assert frame[columns].to_numpy().tolist() == [
         [0.2222222222222222, 0.8888888888888888, 0.1875, 0.6875, -0.5625, 0.375],

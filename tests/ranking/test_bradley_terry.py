@@ -278,7 +278,7 @@ def test_single_model_is_rejected():
 # --------------------------------------------------------------------------- scale and bootstrap
 
 
-def test_elo_scale_anchor_and_bt_normalisation():
+def test_elo_scale_anchor_and_bt_normalization():
     theta = np.array([-0.5, 0.0, 1.0])
     models = ("x", "y", "z")
     elo = rank.to_scale(theta, models)

@@ -97,7 +97,7 @@ def test_model_from_argument_wins_over_file_name(tmp_path: Path) -> None:
     assert by_argument.model == "openai/gpt-4o"
 
 
-def test_model_name_is_normalised_like_every_model_name(tmp_path: Path) -> None:
+def test_model_name_is_normalized_like_every_model_name(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "solution": "x"}])
     (_, gen), = read_quietly(path, model="cafe\u0301")[0]
     assert gen.model == "caf\u00e9"

@@ -39,7 +39,7 @@ def test_errors_are_left_out_of_pass1_and_counted_apart():
     records = [sample("m", "t1", func="pass"), sample("m", "t2", func="error"),
                sample("m", "t3", func="timeout"), sample("m", "t4")]
     frame = metrics.samples_frame(records)
-    summary = metrics.model_summary(frame, resamples=200)
+    summary = metrics.model_summary(frame, n_resamples=200)
     row = summary.iloc[0]
     # t1 passes, t3 times out (not passing), t2 errored (unknown), t4 has no tests
     assert row["pass1"] == pytest.approx(0.5)
@@ -55,7 +55,7 @@ def test_summary_per_model_and_task_level_ci():
                               checks=[("style_1", "fail"),
                                       ("doc_1", "pass" if t % 2 else "error")]))
     frame = metrics.samples_frame(records)
-    summary = metrics.model_summary(frame, resamples=500).set_index("model")
+    summary = metrics.model_summary(frame, n_resamples=500).set_index("model")
     assert summary.loc["good", "pass1"] == 1.0
     assert summary.loc["good", "if_task"] == 1.0
     assert summary.loc["bad", "pass1"] == pytest.approx(0.25)
@@ -85,7 +85,7 @@ def test_functional_regression_paired_on_tasks():
         records.append(sample("m", f"t{t}", func="pass" if t < 8 else "fail", k=0))
         records.append(sample("m", f"t{t}", func="pass" if t < 6 else "fail", k=3))
     records.append(sample("m", "only-at-k3", func="fail", k=3))  # unpaired: ignored
-    table = metrics.functional_regression(metrics.samples_frame(records), resamples=300)
+    table = metrics.functional_regression(metrics.samples_frame(records), n_resamples=300)
     row = table.iloc[0]
     assert row["k"] == 3 and row["n_tasks"] == 10
     assert row["s0"] == pytest.approx(0.8) and row["sk"] == pytest.approx(0.6)
@@ -97,10 +97,10 @@ def test_if_by_position_and_category():
     records = [sample("m", f"t{t}", checks=[("style_1", "pass"), ("doc_1", "fail"),
                                             ("logic_1", "error")]) for t in range(5)]
     checks = metrics.checks_frame(records)
-    by_pos = metrics.if_by(checks, "position", resamples=100).set_index("position")
+    by_pos = metrics.if_by(checks, "position", n_resamples=100).set_index("position")
     assert by_pos.loc[1, "value"] == 1.0 and by_pos.loc[2, "value"] == 0.0
     assert np.isnan(by_pos.loc[3, "value"]) and by_pos.loc[3, "errors"] == 5
-    by_cat = metrics.if_by(checks, "category", resamples=100).set_index("category")
+    by_cat = metrics.if_by(checks, "category", n_resamples=100).set_index("category")
     assert set(by_cat.index) == {"style", "doc", "logic"}
 
 
@@ -121,12 +121,12 @@ PINNED_VALUES = [0.1, 0.5, 0.9, 1.0, 0.0, 0.3, 0.7, 0.25, 0.6]
 
 
 def test_bootstrap_ci_numbers_are_pinned():
-    assert metrics.bootstrap_ci(PINNED_VALUES, resamples=200, seed=3) == (
+    assert metrics.bootstrap_ci(PINNED_VALUES, n_resamples=200, seed=3) == (
         0.27152777777777787, 0.7002777777777779)
-    assert metrics.bootstrap_ci(PINNED_VALUES, statistic=np.median, resamples=200, seed=3,
+    assert metrics.bootstrap_ci(PINNED_VALUES, statistic=np.median, n_resamples=200, seed=3,
                                 level=0.9) == (0.25, 0.7)
-    assert metrics.bootstrap_ci([0.4], resamples=50, seed=0) == (0.4, 0.4)
-    assert metrics.mean_with_ci(pd.Series(PINNED_VALUES), resamples=300, seed=11) == {
+    assert metrics.bootstrap_ci([0.4], n_resamples=50, seed=0) == (0.4, 0.4)
+    assert metrics.mean_with_ci(pd.Series(PINNED_VALUES), n_resamples=300, seed=11) == {
         "value": 0.4833333333333333, "lower": 0.2970833333333334,
         "upper": 0.6833333333333333, "n_tasks": 9}
 
@@ -137,7 +137,7 @@ def test_functional_regression_numbers_are_pinned():
         rows.append({"model": "m", "k": 0, "task_id": f"t{t}", "func_pass": float(t % 5 != 0)})
         rows.append({"model": "m", "k": 2, "task_id": f"t{t}", "func_pass": float(t % 3 != 0)})
         rows.append({"model": "m", "k": 4, "task_id": f"t{t}", "func_pass": float(t % 2 == 0)})
-    table = metrics.functional_regression(pd.DataFrame(rows), resamples=250, seed=5)
+    table = metrics.functional_regression(pd.DataFrame(rows), n_resamples=250, seed=5)
     assert table[["lower", "upper"]].to_numpy().tolist() == [
         [-0.5714285714285713, 0.4897727272727275],
         [-0.23875000000000005, 0.7000000000000001],

@@ -59,7 +59,7 @@ def synthetic_records() -> list[ScoredSample]:
 
 @pytest.fixture(scope="module")
 def synthetic_report():
-    report = build_report(synthetic_records(), resamples=200, min_pairs=5)
+    report = build_report(synthetic_records(), n_resamples=200, min_pairs=5)
     return report, render_html(report), render_markdown(report)
 
 
@@ -142,10 +142,10 @@ def test_retention_counts_only_instructions_satisfied_when_introduced():
     frame = metrics.turns_frame([rec])
     assert frame.groupby("instruction")["intro_turn"].first().to_dict() == {
         "a": 2, "b": 3, "c": 4, "d": 5}
-    curve = metrics.retention_curve(frame, resamples=50).set_index("turn")["value"]
+    curve = metrics.retention_curve(frame, n_resamples=50).set_index("turn")["value"]
     # a failed at its introduction: never counted; b kept at 4, error at 5; c broken at 5
     assert curve.to_dict() == {4: 1.0, 5: 0.0}
-    final = metrics.final_retention(frame, resamples=50).iloc[0]
+    final = metrics.final_retention(frame, n_resamples=50).iloc[0]
     assert final["n"] == 1 and final["value"] == 0.0
 
 

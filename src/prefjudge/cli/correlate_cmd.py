@@ -189,7 +189,7 @@ def correlate_command(
             if require_all:
                 raise click.ClickException("incomplete scores: " + ", ".join(joined.incomplete))
         try:
-            result = correlate_joined(joined, alphas=alphas, resamples=bootstrap, seed=ci_seed)
+            result = correlate_joined(joined, alphas=alphas, n_resamples=bootstrap, seed=ci_seed)
         except corr.CorrelateError as exc:
             raise click.ClickException(f"{if_col}: {exc}") from None
         sweeps.append(Sweep(if_col, result, joined))
@@ -201,7 +201,7 @@ def correlate_command(
             stderr.print(f"curves → {output}")
     if json_path:
         payload = correlate_payload(sweeps, match, func_col=func_col, elo_col=elo_col,
-                                    resamples=bootstrap, seed=ci_seed)
+                                    n_resamples=bootstrap, seed=ci_seed)
         write_output(json_path, dumps(payload), "--json")
         if not is_stdout(json_path):
             stderr.print(f"JSON → {json_path}")

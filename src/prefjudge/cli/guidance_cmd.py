@@ -14,7 +14,7 @@ from prefjudge.backends import BackendError
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import backend_progress, report_usage, stdout
-from prefjudge.cli.judging import load_pair_inputs, pairs_format_option
+from prefjudge.cli.judging import pairs_format_option, read_pair_inputs
 from prefjudge.cli.options import backend_options
 from prefjudge.cli.runs import open_backend
 from prefjudge.cli.streams import OutputFile
@@ -86,7 +86,7 @@ def build(
     for criterion generation, criterion judging and the final decision.
     """
     console = Console(stderr=True)
-    pairs = load_pair_inputs((pairs_path,), None, fmt, skip_invalid, console)
+    pairs = read_pair_inputs((pairs_path,), None, fmt, skip_invalid, console).pairs
     try:
         train, held = split_pairs(pairs, train_fraction, split_seed)
     except ValueError as exc:

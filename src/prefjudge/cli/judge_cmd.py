@@ -371,7 +371,7 @@ def judge(
     stdout.print(outcome_table(verdicts, f"{method} verdicts ({len(verdicts)} pairs)"))
     print_errors(console, verdicts)
     if any(v.label for v in verdicts):
-        result = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
+        result = evaluate_verdicts(verdicts, n_resamples=bootstrap, seed=ci_seed)
         summary_path(Path(output), ".json").write_text(
             json.dumps(result, indent=2) + "\n", encoding="utf-8"
         )
@@ -522,13 +522,13 @@ def judge_eval(
                 report=False,
             )
             verdicts_by_method[method] = verdicts
-            results[method] = evaluate_verdicts(verdicts, n_boot=bootstrap, seed=ci_seed)
+            results[method] = evaluate_verdicts(verdicts, n_resamples=bootstrap, seed=ci_seed)
             results[method]["bias"] = bias_diagnostics(
-                verdicts, pairs, counter=tokenizer_for(settings.tokenizer), n_boot=bootstrap,
+                verdicts, pairs, counter=tokenizer_for(settings.tokenizer), n_resamples=bootstrap,
                 seed=ci_seed)
             if len(set(split_of.values())) > 1 or any(m in ("evidence", "hybrid")
                                                       for m in methods):
-                by_split[method] = evaluate_by_split(verdicts, split_of, n_boot=bootstrap,
+                by_split[method] = evaluate_by_split(verdicts, split_of, n_resamples=bootstrap,
                                                      seed=ci_seed)
             print_errors(console, verdicts, limit=3)
     finally:
@@ -545,7 +545,7 @@ def judge_eval(
     stdout.print(bias_table({m: results[m]["bias"] for m in methods}))
     if by_split:
         stdout.print(split_table(by_split, split_criteria(read.pairs, split_of)))
-    paired = paired_differences(verdicts_by_method, methods, n_boot=bootstrap, seed=ci_seed)
+    paired = paired_differences(verdicts_by_method, methods, n_resamples=bootstrap, seed=ci_seed)
     for method in methods[1:]:
         diff = paired[f"{method} - {methods[0]}"]
         if diff["n"]:

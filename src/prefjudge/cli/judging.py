@@ -438,26 +438,6 @@ def read_pair_inputs(
     return inputs
 
 
-def load_pair_inputs(
-    paths: tuple[str, ...],
-    tasks_path: str | None,
-    fmt: str,
-    skip_invalid: bool,
-    console: Console,
-    *,
-    split: str | None = None,
-    subset: str | None = None,
-) -> list[Pair]:
-    """Load the pairs a judging command works on (see :func:`read_pair_inputs`).
-
-    Returns:
-        The pairs.
-    """
-    return read_pair_inputs(
-        paths, tasks_path, fmt, skip_invalid, console, split=split, subset=subset
-    ).pairs
-
-
 FORMAT_CHOICE = click.Choice(
     ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
 )

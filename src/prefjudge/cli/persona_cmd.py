@@ -234,7 +234,7 @@ def _items(gen_a: str, gen_b: str, tasks_path: str, condition: str) -> list[Comp
 def _print_flips(comparisons: list[PersonaComparison], out_prefix: Path, bootstrap: int,
                  ci_seed: int, title: str) -> dict[str, Any]:
     dims = [d.id for d in load_dimensions()]
-    frame = flip_table(comparisons, n_boot=bootstrap, seed=ci_seed, dimensions=dims)
+    frame = flip_table(comparisons, n_resamples=bootstrap, seed=ci_seed, dimensions=dims)
     shown = frame[["dimension", "orig_win_rate", "orig_lo", "orig_hi", "persona_win_rate",
                    "persona_lo", "persona_hi", "diff", "flip", "significant_flip"]]
     x, y = frame["model_x"].iloc[0], frame["model_y"].iloc[0]

@@ -83,7 +83,7 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
                                        "(no 'methods' object)")
     try:
         report = build_report([rec for _, rec in records], title=title, source=shown(scores),
-                              paper_dir=paper_dir, min_pairs=min_pairs, resamples=bootstrap,
+                              paper_dir=paper_dir, min_pairs=min_pairs, n_resamples=bootstrap,
                               seed=ci_seed, judge_summary=judge_summary)
     except PaperTableError as exc:
         raise click.ClickException(str(exc)) from exc

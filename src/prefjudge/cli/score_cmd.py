@@ -291,7 +291,7 @@ def score_command(
     from prefjudge.plots.score import save_summary_plot
     from prefjudge.scoring.metrics import model_summary, rows_frame
 
-    summary = model_summary(rows_frame(rows), resamples=bootstrap, seed=ci_seed)
+    summary = model_summary(rows_frame(rows), n_resamples=bootstrap, seed=ci_seed)
     source = shown(generations)
     print_frame(summary_table(summary),
                 title=f"prefjudge score — {Path(source).name} — profile {profile}")

@@ -46,7 +46,7 @@ def verdict_battles(verdicts: dict[JudgePair, list[dict[str, Any]]]) -> pd.DataF
         Columns ``model_a, model_b, winner, task_id``.
 
     Raises:
-        ValidationError: When a record is not a valid verdict.
+        pydantic.ValidationError: When a record is not a valid verdict.
     """
     rows = []
     for records in verdicts.values():

@@ -54,14 +54,14 @@ def _interval(values: np.ndarray) -> list[float] | None:
     return None if np.isnan(low) else [float(low), float(high)]
 
 
-def _rate(picks: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+def _rate(picks: np.ndarray, n_resamples: int, seed: int) -> dict[str, Any]:
     """Share of 1s in a 0/1 array, with its bootstrap interval."""
     n = int(picks.size)
     if n == 0:
         return {"n": 0, "rate": None, "ci": None}
     ci = None
-    if n_boot > 0:
-        idx = resample_indices(n, n_boot, seed)
+    if n_resamples > 0:
+        idx = resample_indices(n, n_resamples, seed)
         ci = _interval(picks[idx].mean(axis=1))
     return {"n": n, "rate": float(picks.mean()), "ci": ci}
 
@@ -90,14 +90,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return found.x
 
 
-def _regression(x: np.ndarray, y: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+def _regression(x: np.ndarray, y: np.ndarray, n_resamples: int, seed: int) -> dict[str, Any]:
     names = ("intercept (first shown)", *REGRESSION_FEATURES)
     if len(y) < 5 or len(set(y.tolist())) < 2:
         return {"n": len(y), "coefficients": {}, "note": "too few decisive outcomes"}
     point = fit_logistic(x, y)
     boot = []
-    if n_boot > 0:
-        for idx in resample_indices(len(y), n_boot, seed):
+    if n_resamples > 0:
+        for idx in resample_indices(len(y), n_resamples, seed):
             boot.append(fit_logistic(x[idx], y[idx]))
     boot_arr = np.array(boot) if boot else np.empty((0, len(names)))
     return {
@@ -126,21 +126,21 @@ def bias_diagnostics(
     pairs: Sequence[Pair],
     *,
     counter: TokenCounter | None = None,
-    n_boot: int = DEFAULT_RESAMPLES,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    regression_resamples: int = 200,
+    regression_n_resamples: int = 200,
 ) -> dict[str, Any]:
     """The judge's position, length and formatting biases beside the humans' (module docstring).
 
     Args:
         verdicts: One method's verdicts.
         pairs: The pairs they judge (responses and labels), matched on ``pair_id``.
-        counter: Token counter for ``token_len`` (default: :func:`tokenizer_for(None)`);
-            verdicts whose features this counter wrote (``features_by``) are not counted
-            again.
-        n_boot: Bootstrap resamples of the rates.
+        counter: Token counter for ``token_len`` (default: ``tokenizer_for(None)``, see
+            :func:`tokenizer_for`); verdicts whose features this counter wrote
+            (``features_by``) are not counted again.
+        n_resamples: Bootstrap resamples of the rates.
         seed: RNG seed.
-        regression_resamples: Bootstrap refits of each style regression.
+        regression_n_resamples: Bootstrap refits of each style regression.
 
     Returns:
         A JSON-serialisable dict: ``tokenizer``, ``n_pairs``, and ``first_shown``,
@@ -183,7 +183,7 @@ def bias_diagnostics(
         if len(x):
             std = x.std(axis=0)
             x = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
-        return _regression(x, np.array(ys), regression_resamples, seed)
+        return _regression(x, np.array(ys), regression_n_resamples, seed)
 
     def length(f: dict[str, int]) -> int:
         return f["token_len"]
@@ -192,11 +192,11 @@ def bias_diagnostics(
         "tokenizer": counter.name,
         "features": list(FEATURE_NAMES),
         "n_pairs": len(rows),
-        "first_shown": {"judge": _rate(first_judge, n_boot, seed),
-                        "human": _rate(first_human, n_boot, seed)},
-        "longer": {"judge": _rate(picks(length, "judge"), n_boot, seed),
-                   "human": _rate(picks(length, "human"), n_boot, seed)},
-        "more_formatted": {"judge": _rate(picks(_markdown, "judge"), n_boot, seed),
-                           "human": _rate(picks(_markdown, "human"), n_boot, seed)},
+        "first_shown": {"judge": _rate(first_judge, n_resamples, seed),
+                        "human": _rate(first_human, n_resamples, seed)},
+        "longer": {"judge": _rate(picks(length, "judge"), n_resamples, seed),
+                   "human": _rate(picks(length, "human"), n_resamples, seed)},
+        "more_formatted": {"judge": _rate(picks(_markdown, "judge"), n_resamples, seed),
+                           "human": _rate(picks(_markdown, "human"), n_resamples, seed)},
         "style_regression": {"judge": regression("judge"), "human": regression("human")},
     }

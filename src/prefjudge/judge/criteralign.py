@@ -57,7 +57,7 @@ class PairState:
         return self.error is None
 
 
-def normalise_criteria(texts: list[str], limit: int, prefix: str = "c") -> list[Criterion]:
+def normalize_criteria(texts: list[str], limit: int, prefix: str = "c") -> list[Criterion]:
     """Strip, drop empty and duplicate criteria, keep at most ``limit``, number them."""
     seen: set[str] = set()
     kept: list[str] = []
@@ -130,7 +130,7 @@ class CriterAlign(JudgeMethod):
             if not result.ok:
                 st.error = failure("criteria", result)
                 continue
-            st.criteria = normalise_criteria(result.parsed.criteria, s.max_criteria)
+            st.criteria = normalize_criteria(result.parsed.criteria, s.max_criteria)
             if not st.criteria:
                 st.error = "criteria: the model returned no usable criterion"
             elif len(st.criteria) < s.min_criteria:
@@ -222,7 +222,7 @@ class CriterAlign(JudgeMethod):
                 st.warnings.append(failure("refine", result) + " (verdict stands without it)")
                 continue
             for parent, sub_criteria in keyed_items(result.parsed.splits):
-                kept = normalise_criteria(sub_criteria, 2, prefix=f"{parent}.")
+                kept = normalize_criteria(sub_criteria, 2, prefix=f"{parent}.")
                 subs[i].extend(c.model_copy(update={"parent": parent}) for c in kept)
                 st.refined += 1 if kept else 0
         self.judge_criteria(states, subs, on_result, stage="refined judging")

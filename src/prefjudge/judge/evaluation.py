@@ -165,7 +165,7 @@ def _confusion(
 def evaluate_verdicts(
     verdicts: list[Verdict],
     *,
-    n_boot: int = DEFAULT_RESAMPLES,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     labels: Sequence[str] = LABELS,
 ) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def evaluate_verdicts(
 
     Args:
         verdicts: Verdicts of one method; those without a ``label`` are skipped.
-        n_boot: Bootstrap resamples for the confidence intervals.
+        n_resamples: Bootstrap resamples for the confidence intervals.
         seed: RNG seed of the bootstrap.
         labels: The classes macro-F1 may average over, in display order (a class counts
             only when it occurs among the gold labels or predictions).
@@ -196,7 +196,7 @@ def evaluate_verdicts(
           requests, model_calls, cache_hits, prompt_tokens, completion_tokens, errors;
         * ``by_category``: category → ``{n, n_ok, accuracy}`` over the verdicts that have a
           category (empty when none has one);
-        * ``n_boot`` and ``seed``.
+        * ``n_boot`` (the ``n_resamples`` given) and ``seed``.
 
         Undefined values (e.g. accuracy with no judged verdict) are ``None``.
     """
@@ -223,8 +223,8 @@ def evaluate_verdicts(
     accuracy = float(correct.mean()) if n_ok else None
     macro_f1 = float(_macro_f1_coded(gold_coded, pred_coded, class_codes)) if classes else None
     accuracy_ci = macro_f1_ci = half_ci = None
-    if n_ok and n_boot > 0:
-        idx = resample_indices(n_ok, n_boot, seed)
+    if n_ok and n_resamples > 0:
+        idx = resample_indices(n_ok, n_resamples, seed)
         accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
         half_ci = _percentile_ci(half[idx].mean(axis=1))
     # over every labelled pair: an error (the judge could not decide) scores like a tie
@@ -235,8 +235,9 @@ def evaluate_verdicts(
         for v in labelled
     ], dtype=float)
     every_ci = None
-    if every.size and n_boot > 0:
-        every_ci = _percentile_ci(every[resample_indices(every.size, n_boot, seed)].mean(axis=1))
+    if every.size and n_resamples > 0:
+        every_idx = resample_indices(every.size, n_resamples, seed)
+        every_ci = _percentile_ci(every[every_idx].mean(axis=1))
         if classes:
             macro_f1_ci = _percentile_ci(
                 _macro_f1_coded(gold_coded[idx], pred_coded[idx], class_codes)
@@ -289,7 +290,7 @@ def evaluate_verdicts(
         "cost": _cost(labelled),
         "by_category": by_category,
         "decided_by": _decided_by(labelled),
-        "n_boot": int(n_boot),
+        "n_boot": int(n_resamples),
         "seed": int(seed),
     }
 
@@ -323,7 +324,7 @@ def evaluate_by_split(
     verdicts: list[Verdict],
     split_of: dict[str, str],
     *,
-    n_boot: int = DEFAULT_RESAMPLES,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, dict[str, Any]]:
     """:func:`evaluate_verdicts` per split (e.g. the four CodePrefBench files).
@@ -331,7 +332,7 @@ def evaluate_by_split(
     Args:
         verdicts: Verdicts of one method over several splits.
         split_of: Pair id → split name; verdicts of other pairs are left out.
-        n_boot: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
@@ -342,7 +343,7 @@ def evaluate_by_split(
         name = split_of.get(verdict.pair_id)
         if name is not None:
             groups[name].append(verdict)
-    return {name: evaluate_verdicts(members, n_boot=n_boot, seed=seed)
+    return {name: evaluate_verdicts(members, n_resamples=n_resamples, seed=seed)
             for name, members in groups.items() if members}
 
 
@@ -413,7 +414,7 @@ def paired_difference(
     verdicts_x: list[Verdict],
     verdicts_y: list[Verdict],
     *,
-    n_boot: int = DEFAULT_RESAMPLES,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """Accuracy difference of two methods on the labelled pairs both judged.
@@ -426,7 +427,7 @@ def paired_difference(
     Args:
         verdicts_x: Verdicts of the first method.
         verdicts_y: Verdicts of the second method.
-        n_boot: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
@@ -434,7 +435,8 @@ def paired_difference(
         ``difference`` (x minus y) and ``difference_ci`` (``[lower, upper]``),
         ``x_only`` (pairs only x got right), ``y_only`` (only y), ``both_right``,
         ``both_wrong``, ``p_value`` (1.0 when there is no discordant pair), and
-        ``n_boot``/``seed``. Undefined values are ``None`` (when ``n`` is 0).
+        ``n_boot`` (the ``n_resamples`` given) and ``seed``. Undefined values are ``None``
+        (when ``n`` is 0).
 
     Raises:
         ValueError: When a pair id repeats within one list, or the two lists give one
@@ -468,8 +470,8 @@ def paired_difference(
     discordant = x_only + y_only
     p_value = float(binomtest(x_only, discordant, 0.5).pvalue) if discordant else 1.0
     difference_ci = None
-    if n and n_boot > 0:
-        idx = resample_indices(n, n_boot, seed)  # paired: x and y move together
+    if n and n_resamples > 0:
+        idx = resample_indices(n, n_resamples, seed)  # paired: x and y move together
         difference_ci = _percentile_ci((x[idx] - y[idx]).mean(axis=1))
     return {
         "n": n,
@@ -482,6 +484,6 @@ def paired_difference(
         "both_right": int(((x == 1) & (y == 1)).sum()),
         "both_wrong": int(((x == 0) & (y == 0)).sum()),
         "p_value": min(1.0, p_value) if n else None,
-        "n_boot": int(n_boot),
+        "n_boot": int(n_resamples),
         "seed": int(seed),
     }

@@ -70,7 +70,7 @@ def paired_differences(
     verdicts_by_method: Mapping[str, list[Verdict]],
     methods: Sequence[str],
     *,
-    n_boot: int,
+    n_resamples: int,
     seed: int,
 ) -> dict[str, dict[str, Any]]:
     """Accuracy difference of each method against the first, on the pairs both judged.
@@ -78,7 +78,7 @@ def paired_differences(
     Args:
         verdicts_by_method: Method → verdicts.
         methods: Methods in order; the first is the reference.
-        n_boot: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: Bootstrap seed.
 
     Returns:
@@ -88,7 +88,8 @@ def paired_differences(
     first = methods[0]
     return {
         f"{method} - {first}": paired_difference(
-            verdicts_by_method[method], verdicts_by_method[first], n_boot=n_boot, seed=seed
+            verdicts_by_method[method], verdicts_by_method[first], n_resamples=n_resamples,
+            seed=seed,
         )
         for method in methods[1:]
     }

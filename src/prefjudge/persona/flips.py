@@ -177,19 +177,19 @@ def _arrays(cell: _Cell, task_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarra
     return sums, counts
 
 
-def _rate_ci(cell: _Cell, *, n_boot: int, seed: int) -> tuple[float, float]:
+def _rate_ci(cell: _Cell, *, n_resamples: int, seed: int) -> tuple[float, float]:
     """Task-level bootstrap interval of the pooled win rate of one cell."""
     task_ids = sorted(cell.tasks)
-    if not task_ids or n_boot <= 0:
+    if not task_ids or n_resamples <= 0:
         return float("nan"), float("nan")
     sums, counts = _arrays(cell, task_ids)
-    idx = resample_indices(len(task_ids), n_boot, seed)
+    idx = resample_indices(len(task_ids), n_resamples, seed)
     # every task has at least one trial, so each resampled rate is finite
     return percentile_interval(sums[idx].sum(axis=1) / counts[idx].sum(axis=1), LEVEL)
 
 
 def _paired_diff(
-    original: _Cell, persona: _Cell, *, n_boot: int, seed: int
+    original: _Cell, persona: _Cell, *, n_resamples: int, seed: int
 ) -> tuple[int, float, float, float]:
     """Persona − original win rate over shared tasks: ``(paired_n, diff, lo, hi)``."""
     shared = sorted(set(original.tasks) & set(persona.tasks))
@@ -198,9 +198,9 @@ def _paired_diff(
     o_sums, o_counts = _arrays(original, shared)
     p_sums, p_counts = _arrays(persona, shared)
     diff = float(p_sums.sum() / p_counts.sum() - o_sums.sum() / o_counts.sum())
-    if n_boot <= 0:
+    if n_resamples <= 0:
         return len(shared), diff, float("nan"), float("nan")
-    idx = resample_indices(len(shared), n_boot, seed)  # paired: same tasks in both conditions
+    idx = resample_indices(len(shared), n_resamples, seed)  # paired: same tasks in both conditions
     stats = p_sums[idx].sum(axis=1) / p_counts[idx].sum(axis=1) - o_sums[idx].sum(
         axis=1
     ) / o_counts[idx].sum(axis=1)
@@ -214,7 +214,7 @@ def _row(
     model_x: str | None,
     model_y: str | None,
     *,
-    n_boot: int,
+    n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
     """One table row from the two conditions' cells."""
@@ -223,7 +223,7 @@ def _row(
     bounds: dict[str, tuple[float, float]] = {}
     for condition in CONDITIONS:
         cell, prefix = cells[condition], PREFIX[condition]
-        low, high = _rate_ci(cell, n_boot=n_boot, seed=seed)
+        low, high = _rate_ci(cell, n_resamples=n_resamples, seed=seed)
         preferred[condition] = cell.preferred(model_x, model_y)
         bounds[condition] = (low, high)
         row.update(
@@ -241,7 +241,7 @@ def _row(
             }
         )
     paired_n, diff, diff_lo, diff_hi = _paired_diff(
-        cells["original"], cells["persona"], n_boot=n_boot, seed=seed
+        cells["original"], cells["persona"], n_resamples=n_resamples, seed=seed
     )
     decided = {model_x, model_y} - {None}
     flip = (
@@ -269,7 +269,7 @@ def _row(
 def flip_table(
     comparisons: Sequence[PersonaComparison],
     *,
-    n_boot: int = DEFAULT_RESAMPLES,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     dimensions: Sequence[str] | None = None,
 ) -> pd.DataFrame:
@@ -277,7 +277,7 @@ def flip_table(
 
     Args:
         comparisons: Persona comparisons of the two conditions (any order, any mix).
-        n_boot: Bootstrap resamples per interval.
+        n_resamples: Bootstrap resamples per interval.
         seed: RNG seed; every interval uses a fresh ``default_rng(seed)``.
         dimensions: Dimensions to report, in this order (default: every dimension, in
             order of first appearance). The ``overall`` row pools these dimensions only.
@@ -321,7 +321,8 @@ def flip_table(
                     cells[name][condition].n_missing += 1
                 else:
                     cells[name][condition].add(comparison.task_id, outcome)
-    rows = [_row(name, cells[name], model_x, model_y, n_boot=n_boot, seed=seed) for name in names]
+    rows = [_row(name, cells[name], model_x, model_y, n_resamples=n_resamples, seed=seed)
+            for name in names]
     frame = pd.DataFrame(rows, columns=FLIP_COLUMNS)
     frame.attrs["models"] = [m for m in dict.fromkeys((model_x, model_y)) if m is not None]
     frame.attrs["personas"] = sorted({c.persona for c in comparisons if c.persona is not None})

@@ -160,10 +160,10 @@ def fit_style_leaderboards(
     return RankResult(boards, failed, by)
 
 
-def resample_total(frame: pd.DataFrame, by: str | None, resamples: int) -> int:
+def resample_total(frame: pd.DataFrame, by: str | None, n_resamples: int) -> int:
     """How many bootstrap fits :func:`fit_leaderboards` makes (for a progress bar)."""
     groups = frame["category"].fillna("(none)").nunique() if by else 1
-    return resamples * groups
+    return n_resamples * groups
 
 
 def style_summary(board: sc.StyleLeaderboard) -> dict[str, Any]:
@@ -327,13 +327,13 @@ def complete_rows(
 
 
 def correlate_joined(
-    joined: JoinedModels, *, alphas: np.ndarray, resamples: int, seed: int
+    joined: JoinedModels, *, alphas: np.ndarray, n_resamples: int, seed: int
 ) -> corr.CorrelationResult:
     """Run the α sweep on joined models (see :func:`prefjudge.ranking.correlate.correlate`)."""
     rows = joined.rows
     return corr.correlate(
         [r["model"] for r in rows], [r["func"] for r in rows], [r["if"] for r in rows],
-        [r["elo"] for r in rows], alphas=alphas, n_resamples=resamples, seed=seed,
+        [r["elo"] for r in rows], alphas=alphas, n_resamples=n_resamples, seed=seed,
     )
 
 
@@ -382,7 +382,7 @@ def correlate_payload(
     *,
     func_col: str,
     elo_col: str,
-    resamples: int,
+    n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
     """The ``correlate --json`` document: the first IF column at the top, all in ``per_if``.
@@ -392,7 +392,7 @@ def correlate_payload(
         match: How the models were matched (its unmatched names are listed).
         func_col: Functional score column.
         elo_col: Elo rating column.
-        resamples: Bootstrap resamples over models.
+        n_resamples: Bootstrap resamples over models.
         seed: Bootstrap seed.
 
     Returns:
@@ -411,6 +411,6 @@ def correlate_payload(
         "models": first["models"],
         "unmatched": {"scores": match.unmatched_scores, "elo": match.unmatched_elo},
         "incomplete": first["incomplete"],
-        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "unit": "models"},
+        "bootstrap": {"resamples": n_resamples, "seed": seed, "level": 0.95, "unit": "models"},
         "per_if": per_if,
     }

@@ -130,20 +130,20 @@ def _task_means(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def mean_with_ci(
-    per_task: pd.Series, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    per_task: pd.Series, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, float]:
     """Mean of per-task values with a task-level bootstrap CI.
 
     Args:
         per_task: One value per task.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
         ``{"value", "lower", "upper", "n_tasks"}``.
     """
     values = per_task.to_numpy(dtype=float)
-    low, high = bootstrap_ci(values, resamples=resamples, seed=seed)
+    low, high = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
     value = float(values.mean()) if values.size else float("nan")
     return {"value": value, "lower": low, "upper": high, "n_tasks": int(values.size)}
 
@@ -196,13 +196,13 @@ def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1,)) -> pd.DataFra
 
 
 def model_summary(
-    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    frame: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """The per-model summary printed by ``prefjudge score``.
 
     Args:
         frame: Output of :func:`samples_frame`.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
@@ -217,7 +217,7 @@ def model_summary(
         row: dict[str, Any] = {"model": model, "n": len(group)}
         for name, column in (("if_instruction", "if_instruction"), ("if_task", "if_task"),
                              ("pass1", "func_pass")):
-            stats = mean_with_ci(_task_means(group, column), resamples=resamples, seed=seed)
+            stats = mean_with_ci(_task_means(group, column), n_resamples=n_resamples, seed=seed)
             row[name] = stats["value"]
             row[f"{name}_lower"] = stats["lower"]
             row[f"{name}_upper"] = stats["upper"]
@@ -232,7 +232,7 @@ def model_summary(
 
 
 def functional_regression(
-    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    frame: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """FR_k = (S0 - Sk) / S0 per model and k, with a paired task bootstrap CI.
 
@@ -241,7 +241,7 @@ def functional_regression(
 
     Args:
         frame: Output of :func:`samples_frame`.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
@@ -259,7 +259,7 @@ def functional_regression(
             if paired.size == 0:
                 continue
             s0, sk = paired.mean(axis=0)
-            idx = resample_indices(len(paired), resamples, seed)  # paired: both columns
+            idx = resample_indices(len(paired), n_resamples, seed)  # paired: both columns
             boot = paired[idx].mean(axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 fr_boot = (boot[:, 0] - boot[:, 1]) / boot[:, 0]
@@ -275,7 +275,7 @@ def functional_regression(
 
 
 def if_by(
-    checks: pd.DataFrame, key: str, *, resamples: int = DEFAULT_RESAMPLES,
+    checks: pd.DataFrame, key: str, *, n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Instruction pass rate per model and ``key`` (position, category or instruction).
@@ -283,7 +283,7 @@ def if_by(
     Args:
         checks: Output of :func:`checks_frame`.
         key: Column to group by.
-        resamples: Bootstrap resamples (over tasks).
+        n_resamples: Bootstrap resamples (over tasks).
         seed: RNG seed.
 
     Returns:
@@ -291,7 +291,7 @@ def if_by(
     """
     rows = []
     for (model, value), group in checks.groupby(["model", key], sort=True):
-        stats = mean_with_ci(_task_means(group, "passed"), resamples=resamples, seed=seed)
+        stats = mean_with_ci(_task_means(group, "passed"), n_resamples=n_resamples, seed=seed)
         rows.append({"model": model, key: value, **stats, "n_checks": len(group),
                      "errors": int((group["status"] == "error").sum())})
     return pd.DataFrame(rows, columns=["model", key, "value", "lower", "upper", "n_tasks",
@@ -318,31 +318,31 @@ def _tag_protocol(parts: list[tuple[str, pd.DataFrame]], columns: list[str]) -> 
 
 
 def summary_by_protocol(
-    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    frame: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """:func:`model_summary` per model and protocol.
 
     Args:
         frame: Output of :func:`samples_frame`.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
         The columns of :func:`model_summary` with ``protocol`` after ``model``.
     """
-    parts = [(p, model_summary(part, resamples=resamples, seed=seed))
+    parts = [(p, model_summary(part, n_resamples=n_resamples, seed=seed))
              for p, part in _protocol_parts(frame)]
     return _tag_protocol(parts, SUMMARY_COLUMNS)
 
 
 def metrics_by_k(
-    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    frame: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """Instruction-level IF, task-level IF and pass@1 per model, protocol and k, with CIs.
 
     Args:
         frame: Output of :func:`samples_frame`.
-        resamples: Bootstrap resamples (over tasks).
+        n_resamples: Bootstrap resamples (over tasks).
         seed: RNG seed.
 
     Returns:
@@ -360,13 +360,13 @@ def metrics_by_k(
                     continue
                 rows.append({"model": model, "protocol": protocol, "k": int(k),
                              "metric": metric,
-                             **mean_with_ci(per_task, resamples=resamples, seed=seed)})
+                             **mean_with_ci(per_task, n_resamples=n_resamples, seed=seed)})
     return pd.DataFrame(rows, columns=["model", "protocol", "k", "metric", "value", "lower",
                                        "upper", "n_tasks"])
 
 
 def functional_regression_by_protocol(
-    frame: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    frame: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """:func:`functional_regression` per protocol.
 
@@ -375,7 +375,7 @@ def functional_regression_by_protocol(
 
     Args:
         frame: Output of :func:`samples_frame`.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: RNG seed.
 
     Returns:
@@ -386,12 +386,12 @@ def functional_regression_by_protocol(
     for protocol, part in _protocol_parts(frame):
         if not (part["k"] == 0).any():
             part = pd.concat([zero, part], ignore_index=True)
-        parts.append((protocol, functional_regression(part, resamples=resamples, seed=seed)))
+        parts.append((protocol, functional_regression(part, n_resamples=n_resamples, seed=seed)))
     return _tag_protocol(parts, ["model", "k", "s0", "sk", "fr", "lower", "upper", "n_tasks"])
 
 
 def if_by_protocol(
-    checks: pd.DataFrame, key: str, *, resamples: int = DEFAULT_RESAMPLES,
+    checks: pd.DataFrame, key: str, *, n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """:func:`if_by` per protocol.
@@ -399,13 +399,13 @@ def if_by_protocol(
     Args:
         checks: Output of :func:`checks_frame`.
         key: Column to group by (position, category or instruction).
-        resamples: Bootstrap resamples (over tasks).
+        n_resamples: Bootstrap resamples (over tasks).
         seed: RNG seed.
 
     Returns:
         Columns: model, protocol, <key>, value, lower, upper, n_tasks, n_checks, errors.
     """
-    parts = [(p, if_by(part, key, resamples=resamples, seed=seed))
+    parts = [(p, if_by(part, key, n_resamples=n_resamples, seed=seed))
              for p, part in _protocol_parts(checks)]
     return _tag_protocol(parts, ["model", key, "value", "lower", "upper", "n_tasks",
                                  "n_checks", "errors"])
@@ -516,7 +516,7 @@ def _retention_rows(turns: pd.DataFrame) -> pd.DataFrame:
 
 
 def retention_curve(
-    turns: pd.DataFrame, *, key: str = "turn", resamples: int = DEFAULT_RESAMPLES,
+    turns: pd.DataFrame, *, key: str = "turn", n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Share of instructions, satisfied when introduced, still satisfied at a later turn.
@@ -524,7 +524,7 @@ def retention_curve(
     Args:
         turns: Output of :func:`turns_frame`.
         key: ``turn`` (the turn of the response) or ``since`` (turns since introduction).
-        resamples: Bootstrap resamples (over tasks).
+        n_resamples: Bootstrap resamples (over tasks).
         seed: RNG seed.
 
     Returns:
@@ -534,7 +534,7 @@ def retention_curve(
     later = _retention_rows(turns)
     rows = []
     for (model, protocol, value), group in later.groupby(["model", "protocol", key], sort=True):
-        stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
+        stats = mean_with_ci(_task_means(group, "retained"), n_resamples=n_resamples, seed=seed)
         rows.append({"model": model, "protocol": protocol, key: int(value), **stats,
                      "n": len(group)})
     return pd.DataFrame(rows, columns=["model", "protocol", key, "value", "lower", "upper",
@@ -542,7 +542,7 @@ def retention_curve(
 
 
 def final_retention(
-    turns: pd.DataFrame, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    turns: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> pd.DataFrame:
     """Retention at the final turn (the response that is scored), per model and protocol.
 
@@ -552,7 +552,7 @@ def final_retention(
 
     Args:
         turns: Output of :func:`turns_frame`.
-        resamples: Bootstrap resamples (over tasks).
+        n_resamples: Bootstrap resamples (over tasks).
         seed: RNG seed.
 
     Returns:
@@ -565,7 +565,7 @@ def final_retention(
     final = later[later["turn"] == later["last_turn"]]
     rows = []
     for (model, protocol), group in final.groupby(["model", "protocol"], sort=True):
-        stats = mean_with_ci(_task_means(group, "retained"), resamples=resamples, seed=seed)
+        stats = mean_with_ci(_task_means(group, "retained"), n_resamples=n_resamples, seed=seed)
         ever = broken.loc[list(zip(group["sample"], group["position"], strict=True))]
         rows.append({"model": model, "protocol": protocol, **stats, "n": len(group),
                      "ever_broken": float(ever.mean())})

@@ -247,8 +247,8 @@ def _heatmaps(frames: list[tuple[str, pd.DataFrame]], *, row: str, col: str, val
 # --------------------------------------------------------------------------- sections
 
 
-def _summary_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
-    summary = metrics.summary_by_protocol(frame, resamples=resamples, seed=seed)
+def _summary_section(frame: pd.DataFrame, n_resamples: int, seed: int) -> ReportSection:
+    summary = metrics.summary_by_protocol(frame, n_resamples=n_resamples, seed=seed)
     rows = []
     for _, r in summary.iterrows():
         rows.append({"model": r["model"], "protocol": _protocol_name(r["protocol"]),
@@ -276,8 +276,8 @@ def _summary_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSe
         [ReportTable("Summary per model and protocol", summary, pd.DataFrame(rows))], figure)
 
 
-def _by_k_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
-    by_k = metrics.metrics_by_k(frame, resamples=resamples, seed=seed)
+def _by_k_section(frame: pd.DataFrame, n_resamples: int, seed: int) -> ReportSection:
+    by_k = metrics.metrics_by_k(frame, n_resamples=n_resamples, seed=seed)
     display = by_k.assign(
         protocol=by_k["protocol"].map(_protocol_name),
         **{"value [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
@@ -300,8 +300,8 @@ def _by_k_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSecti
         [ReportTable("pass@1, instruction-level and task-level IF by k", by_k, wide)], figure)
 
 
-def _fr_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
-    fr = metrics.functional_regression_by_protocol(frame, resamples=resamples, seed=seed)
+def _fr_section(frame: pd.DataFrame, n_resamples: int, seed: int) -> ReportSection:
+    fr = metrics.functional_regression_by_protocol(frame, n_resamples=n_resamples, seed=seed)
     display = pd.DataFrame({
         "model": fr["model"], "protocol": fr["protocol"].map(_protocol_name), "k": fr["k"],
         "S0": [_fmt(v) for v in fr["s0"]], "Sk": [_fmt(v) for v in fr["sk"]],
@@ -320,9 +320,9 @@ def _fr_section(frame: pd.DataFrame, resamples: int, seed: int) -> ReportSection
                          [ReportTable("FR_k per model, protocol and k", fr, display)], figure)
 
 
-def _if_by_section(checks: pd.DataFrame, key: str, title: str, resamples: int,
+def _if_by_section(checks: pd.DataFrame, key: str, title: str, n_resamples: int,
                    seed: int) -> ReportSection:
-    table = metrics.if_by_protocol(checks, key, resamples=resamples, seed=seed)
+    table = metrics.if_by_protocol(checks, key, n_resamples=n_resamples, seed=seed)
     display = pd.DataFrame({
         "model": table["model"], "protocol": table["protocol"].map(_protocol_name),
         key: table[key],
@@ -373,9 +373,9 @@ def _co_failure_section(checks: pd.DataFrame, min_count: int) -> ReportSection:
                          figure)
 
 
-def _retention_section(turns: pd.DataFrame, resamples: int, seed: int) -> ReportSection:
-    curve = metrics.retention_curve(turns, resamples=resamples, seed=seed)
-    final = metrics.final_retention(turns, resamples=resamples, seed=seed)
+def _retention_section(turns: pd.DataFrame, n_resamples: int, seed: int) -> ReportSection:
+    curve = metrics.retention_curve(turns, n_resamples=n_resamples, seed=seed)
+    final = metrics.final_retention(turns, n_resamples=n_resamples, seed=seed)
     final_display = pd.DataFrame({
         "model": final["model"], "protocol": final["protocol"].map(_protocol_name),
         "final retention [95% CI]": [_ci(v, lo, hi) for v, lo, hi in
@@ -472,7 +472,7 @@ def build_report(
     source: str = "",
     paper_dir: Path | None = None,
     min_pairs: int = 5,
-    resamples: int = metrics.DEFAULT_RESAMPLES,
+    n_resamples: int = metrics.DEFAULT_RESAMPLES,
     seed: int = metrics.DEFAULT_SEED,
     categories: dict[str, str] | None = None,
     judge_summary: dict[str, Any] | None = None,
@@ -485,7 +485,7 @@ def build_report(
         source: Where the records came from (shown on the page).
         paper_dir: Folder of the SWE-IF paper's per-model CSVs, to add their tables.
         min_pairs: Fewest shared samples for a pair to enter the co-failure matrix.
-        resamples: Bootstrap resamples.
+        n_resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         categories: Instruction id -> category (default: the bundled taxonomy).
         judge_summary: A ``judge-eval`` ``summary.json``, to add the judge-bias section.
@@ -505,17 +505,17 @@ def build_report(
     report.facts.append(f"{len(parsed)} scored samples, {frame['model'].nunique()} models, "
                         f"{frame['task_id'].nunique()} tasks, protocols: "
                         f"{', '.join(sorted(set(frame['protocol'])) or ['—'])}")
-    report.facts.append(f"bootstrap: {resamples} resamples over tasks, seed {seed}")
+    report.facts.append(f"bootstrap: {n_resamples} resamples over tasks, seed {seed}")
     if parsed:
         report.sections += [
-            _summary_section(frame, resamples, seed),
-            _by_k_section(frame, resamples, seed),
-            _fr_section(frame, resamples, seed),
-            _if_by_section(checks, "position", "IF by instruction position", resamples, seed),
-            _if_by_section(checks, "category", "IF by category", resamples, seed),
-            _if_by_section(checks, "instruction", "IF by instruction", resamples, seed),
+            _summary_section(frame, n_resamples, seed),
+            _by_k_section(frame, n_resamples, seed),
+            _fr_section(frame, n_resamples, seed),
+            _if_by_section(checks, "position", "IF by instruction position", n_resamples, seed),
+            _if_by_section(checks, "category", "IF by category", n_resamples, seed),
+            _if_by_section(checks, "instruction", "IF by instruction", n_resamples, seed),
             _co_failure_section(checks, min_pairs),
-            _retention_section(turns, resamples, seed),
+            _retention_section(turns, n_resamples, seed),
         ]
     if paper_dir is not None:
         report.sections.append(_paper_section(Path(paper_dir)))
