@@ -1,11 +1,14 @@
 """Run the efficiency evidence judge on CodePrefBench's efficiency split; print its accuracy.
 
 Two phases: every response is first run against its HumanEval+/MBPP+ tests (``--workers``
-sandboxes at once); then the pairs whose two responses both pass are measured (CPU time
-counted outside the code's process, see ``prefjudge.judge.facts.efficiency``) one pair at
-a time, since runs measured side by side disturb each other's CPU time. Accuracy counts a
-tie as half right; ``insufficient`` and ``error`` pairs count as ties in it and are
-listed apart.
+sandboxes at once), and a pair whose responses do not both pass is decided by the tests
+alone, by the rule ``prefjudge judge-eval --method evidence`` applies too
+(``prefjudge.judge.facts.time_limits``: a side that runs out of time where the other
+finishes is the dearer one, any other failure is ``insufficient``); then the pairs whose
+two responses both pass are measured (CPU time counted outside the code's process, see
+``prefjudge.judge.facts.efficiency``) one pair at a time, since runs measured side by side
+disturb each other's CPU time. Accuracy counts a tie as half right; ``insufficient`` and
+``error`` pairs count as ties in it and are listed apart.
 
     python scripts/evidence_efficiency.py                       # all 352 pairs
     python scripts/evidence_efficiency.py --limit 40 --out eff.jsonl
@@ -27,15 +30,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from prefjudge.judge.facts.efficiency import (
-    DEFAULT_REPEATS,
-    MAX_INPUTS,
-    EfficiencyDecision,
-    compare_efficiency,
-    correctness_decision,
-)
+from prefjudge.judge.facts.correctness import correctness_facts, runnable_task
+from prefjudge.judge.facts.efficiency import DEFAULT_REPEATS, MAX_INPUTS, compare_efficiency
+from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.judge.pairs.formats import load_codeprefbench
-from prefjudge.sandbox import SandboxLimits, isolation_report, resolve_isolation, run_functional
+from prefjudge.records import Fact
+from prefjudge.sandbox import SandboxLimits, isolation_report, resolve_isolation
 from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.sandbox.zygote import ZygotePool
 from prefjudge.scoring.tasks import load_tasks
@@ -79,14 +79,14 @@ def load_task_index(folder: Path) -> dict:
     return tasks
 
 
-def record_of(pair, decision: EfficiencyDecision, seconds: float | None) -> dict:
+def record_of(pair, fact: Fact, seconds: float | None) -> dict:
     """One pair's line; ``seconds`` is None for a pair its tests decided (not measured)."""
     return {
         "pair_id": pair.pair_id, "task_id": pair.task_id, "label": pair.label,
-        "outcome": decision.outcome, "correct": score(decision.outcome, pair.label),
-        "fact": decision.fact, "measured": seconds is not None,
+        "outcome": fact.outcome, "correct": score(fact.outcome, pair.label),
+        "fact": fact.fact, "measured": seconds is not None,
         "seconds": None if seconds is None else round(seconds, 3),
-        **{key: value for key, value in decision.to_fact().detail.items()},
+        **fact.detail,
     }
 
 
@@ -127,26 +127,20 @@ def progress_bar() -> Progress:
                     console=Console(stderr=True))
 
 
-def test_all(pairs: list, tasks: dict, limits: SandboxLimits, pool, workers: int) -> dict:
-    """Phase 1: every response against its tests; ``{pair_id: decision or None}``."""
-    jobs, where = [], {}
-    for pair in pairs:
-        task = tasks.get(pair.task_id)
-        if task is not None:
-            where[pair.pair_id] = len(jobs)
-            jobs += [(task, extract_code(pair.response_a)), (task, extract_code(pair.response_b))]
+def test_all(pairs: list, tasks: dict, limits: SandboxLimits, pool, workers: int
+             ) -> list[Fact | None]:
+    """Phase 1: every response against its tests; per pair, what the tests alone decide.
+
+    Returns:
+        Per pair, in order, its efficiency fact when the tests decide it
+        (:func:`efficiency_from_tests`), or None when both pass (to be measured).
+    """
+    runs = 2 * sum(runnable_task(pair, tasks) is not None for pair in pairs)
     with progress_bar() as bar:
-        tests = bar.add_task("tests", total=len(jobs), tally="")
-        results = run_functional(jobs, limits=limits, workers=workers, pool=pool,
-                                 on_result=lambda _i, _r: bar.update(tests, advance=1))
-    blocked: dict = {}
-    for pair in pairs:
-        if pair.pair_id not in where:
-            blocked[pair.pair_id] = EfficiencyDecision("insufficient", f"no task {pair.task_id}")
-            continue
-        first = where[pair.pair_id]
-        blocked[pair.pair_id] = correctness_decision(results[first], results[first + 1])
-    return blocked
+        tests = bar.add_task("tests", total=runs, tally="")
+        correct = correctness_facts(pairs, tasks, limits=limits, pool=pool, workers=workers,
+                                    on_run=lambda: bar.update(tests, advance=1))
+    return [efficiency_from_tests(fact) for fact in correct]
 
 
 def main() -> None:
@@ -169,8 +163,8 @@ def main() -> None:
     started = time.monotonic()
     progress = progress_bar()
 
-    def finish(index: int, decision: EfficiencyDecision, seconds: float | None, bar) -> None:
-        record = record_of(pairs[index], decision, seconds)
+    def finish(index: int, fact: Fact, seconds: float | None, bar) -> None:
+        record = record_of(pairs[index], fact, seconds)
         with lock:
             records[index] = record
             if out is not None:
@@ -190,7 +184,7 @@ def main() -> None:
             plan=plan, limits=limits, runner=None if pool is None else pool.run,
             repeats=args.repeats, seed=args.seed + index, check_correct=False,
             max_inputs=args.max_inputs)
-        finish(index, decision, time.monotonic() - began, bar)
+        finish(index, decision.to_fact(), time.monotonic() - began, bar)
 
     try:
         blocked = test_all(pairs, tasks, limits, pool, args.workers)
@@ -198,9 +192,9 @@ def main() -> None:
         with progress, ThreadPoolExecutor(max_workers=max(1, args.measure_workers)) as threads:
             bar = progress.add_task("efficiency", total=len(pairs), tally="")
             todo = []
-            for index, pair in enumerate(pairs):
-                if blocked[pair.pair_id] is not None:
-                    finish(index, blocked[pair.pair_id], None, bar)
+            for index, decided in enumerate(blocked):
+                if decided is not None:
+                    finish(index, decided, None, bar)
                 else:
                     todo.append(index)
             for future in [threads.submit(measure, i, bar) for i in todo]:

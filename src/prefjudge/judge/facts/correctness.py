@@ -84,6 +84,7 @@ def correctness_facts(
     limits: SandboxLimits | None = None,
     pool: ZygotePool | None = None,
     on_run: Callable[[], None] | None = None,
+    workers: int | None = None,
 ) -> list[Fact]:
     """Run both responses of every pair against its task's tests (in parallel sandboxes).
 
@@ -94,6 +95,7 @@ def correctness_facts(
         limits: Sandbox limits (defaults: :class:`~prefjudge.sandbox.SandboxLimits`).
         pool: Zygotes to fork the runs from (kept open by the caller across chunks).
         on_run: Called after each sandboxed run (progress).
+        workers: Sandboxed runs at once (default: the number of CPUs).
 
     Returns:
         One fact per pair, in order.
@@ -107,7 +109,7 @@ def correctness_facts(
         where[index] = len(jobs)
         jobs += [(task, extract_code(pair.response_a)), (task, extract_code(pair.response_b))]
     results = run_functional(
-        jobs, limits=limits, pool=pool,
+        jobs, limits=limits, pool=pool, workers=workers,
         on_result=None if on_run is None else (lambda _i, _r: on_run()),
     ) if jobs else []
     facts = []

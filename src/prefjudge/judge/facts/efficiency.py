@@ -38,9 +38,14 @@ the noise alone explains (the ratio reaches (2), but (1) or (3) fails) gets one 
 of ``repeats`` runs of each, and is decided again on all of them.
 
 Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side fails or
-times out, on its tests or while measured; the task has no inputs prefjudge can run) and
-``error`` (the sandbox could not run, or the reference solution failed: never the code's
-doing). Nothing survives from one measured run to the next (each has its own scratch
+times out while measured; the task has no inputs prefjudge can run) and ``error`` (the
+sandbox could not run, or the reference solution failed: never the code's doing). A pair
+whose responses do not both pass their tests is never measured: the tests alone decide it,
+by the one rule of :mod:`prefjudge.judge.facts.time_limits` (a side that runs out of time
+on its tests where the other finishes is the dearer one; any other failure is
+``insufficient``), here as in the evidence judge.
+
+Nothing survives from one measured run to the next (each has its own scratch
 space and its own IPC, network and pid namespaces, zygote runs too), so no cache can be kept
 between them. What the code does inside its own process is still the code's: it may keep
 results from one round to the next in interpreter-wide state, or end its run early with a result it
@@ -54,11 +59,14 @@ import json
 import math
 import random
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from prefjudge.judge.facts.correctness import correctness_fact
+from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, FuncResult, Pair, Task
+from prefjudge.sandbox import resolve_isolation
 from prefjudge.sandbox.adapters import TaskNotRunnableError, perf_payload, reference_payload
 from prefjudge.sandbox.compare import (
     REFERENCES,
@@ -71,9 +79,7 @@ from prefjudge.sandbox.isolation import IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.preload import imports_of
 from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
-
-if TYPE_CHECKING:
-    from prefjudge.judge.facts.kinds import EvidenceRun
+from prefjudge.scoring.verify import extract_code
 
 Outcome = Literal["A", "B", "tie", "insufficient", "error"]
 Runner = Callable[[dict[str, Any], SandboxLimits], RunOutcome]
@@ -111,6 +117,8 @@ class EfficiencyDecision:
             the order they ran.
         probes: The runs that chose ``rounds``: ``{"rounds", "A", "B", "baseline"}``.
         stats: Medians, net costs, ratio, noise and p-value of the decision.
+        detail: The fact's whole detail when the tests alone decided (nothing was
+            measured; :meth:`from_fact`), else None.
     """
 
     outcome: Outcome
@@ -121,9 +129,26 @@ class EfficiencyDecision:
     samples: dict[str, list[float]] = field(default_factory=dict)
     probes: tuple[dict[str, float], ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] | None = None
+
+    @classmethod
+    def from_fact(cls, fact: Fact) -> EfficiencyDecision:
+        """The decision an ``efficiency`` fact found without measuring (the tests decided).
+
+        Args:
+            fact: The fact (:func:`~prefjudge.judge.facts.time_limits.efficiency_from_tests`).
+
+        Returns:
+            A decision whose :meth:`to_fact` gives ``fact`` back.
+        """
+        return cls(fact.outcome, fact.fact, counter=fact.detail.get("counter", COUNTER),
+                   detail=dict(fact.detail))
 
     def to_fact(self) -> Fact:
         """The decision as an ``efficiency`` :class:`~prefjudge.records.Fact`."""
+        if self.detail is not None:
+            return Fact(kind="efficiency", outcome=self.outcome, fact=self.fact,
+                        detail=dict(self.detail))
         detail = {
             "counter": self.counter, "inputs": list(self.inputs), "rounds": self.rounds,
             "samples": {side: list(values) for side, values in self.samples.items()},
@@ -342,30 +367,22 @@ def _interleaved(meter: _Meter, rounds: int, repeats: int, order: random.Random,
 
 def correctness_decision(result_a: FuncResult, result_b: FuncResult
                          ) -> EfficiencyDecision | None:
-    """None when both responses pass their tests, else the decision saying why not.
+    """None when both responses pass their tests, else what the tests alone decide.
+
+    The rule is :func:`~prefjudge.judge.facts.time_limits.efficiency_from_tests`, applied
+    to the correctness fact of the two results, as the evidence judge applies it.
 
     Args:
         result_a: Response A's test result (``prefjudge.sandbox.run_one``).
         result_b: Response B's.
 
     Returns:
-        None (both pass: measure them), ``error`` when a run could not be judged (the
-        sandbox, the reference solution, a missing library), else ``insufficient``
-        naming the side that fails or times out.
+        None (both pass: measure them); else ``error`` when a run could not be judged (the
+        sandbox, the reference solution, a missing library), the side that finishes when
+        the other runs out of time, or ``insufficient``.
     """
-    results = {"A": result_a, "B": result_b}
-    errors = [f"{side}: {r.detail.strip()[:200]}" for side, r in results.items()
-              if r.status == "error"]
-    if errors:
-        return EfficiencyDecision("error", "the tests could not be run (" + "; ".join(errors)
-                                  + ")")
-    failing = [f"{side} does not pass its tests ({r.status}: "
-               f"{(r.detail.strip().splitlines() or [''])[0][:200]})"
-               for side, r in results.items() if r.status != "pass"]
-    if failing:
-        return EfficiencyDecision("insufficient", "cost is compared only between correct "
-                                  "responses: " + "; ".join(failing))
-    return None
+    fact = efficiency_from_tests(correctness_fact(result_a, result_b))
+    return None if fact is None else EfficiencyDecision.from_fact(fact)
 
 
 def compare_efficiency(
@@ -446,32 +463,32 @@ def compare_efficiency(
                               probes=tuple(probes), stats=stats)
 
 
-def efficiency_facts(run: EvidenceRun, pairs: Sequence[Pair], *, seed: int = 0) -> list[Fact]:
+def efficiency_facts(pairs: Sequence[Pair], tasks: Mapping[str, Task], *,
+                     limits: SandboxLimits, runner: Runner | None = None, seed: int = 0
+                     ) -> list[Fact]:
     """Efficiency facts of pairs whose two responses both pass their tests (checked before).
 
     Args:
-        run: What the evidence kinds share (tasks, limits, zygotes).
-        pairs: The pairs; each task must be in ``run.tasks``.
+        pairs: The pairs.
+        tasks: Tasks by id; a pair whose task is missing gets an ``insufficient`` fact.
+        limits: Limits of every sandboxed run.
+        runner: Runs a payload (e.g. a :class:`~prefjudge.sandbox.zygote.ZygotePool`'s
+            ``run``; default: a fresh sandbox per run).
         seed: Seeds the order of the runs.
 
     Returns:
         One fact per pair, in order (measured one pair at a time).
     """
-    from prefjudge.sandbox import resolve_isolation
-    from prefjudge.scoring.verify.extract import extract_code
-
     plan = resolve_isolation()
-    pool = run.pool()
-    runner = None if pool is None else pool.run
     facts = []
     for pair in pairs:
-        task = run.tasks.get(pair.task_id)
+        task = tasks.get(pair.task_id)
         if task is None:
             facts.append(Fact(kind="efficiency", outcome="insufficient",
                               fact=f"no task {pair.task_id!r} to measure the code on"))
             continue
         decision = compare_efficiency(
             task, extract_code(pair.response_a), extract_code(pair.response_b), plan=plan,
-            limits=run.limits, runner=runner, seed=seed, check_correct=False)
+            limits=limits, runner=runner, seed=seed, check_correct=False)
         facts.append(decision.to_fact())
     return facts

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prefjudge.judge.facts.correctness import correctness_facts, insufficient, runnable_task
+from prefjudge.judge.facts.correctness import correctness_facts, runnable_task
+from prefjudge.judge.facts.efficiency import efficiency_facts
 from prefjudge.judge.facts.instructions import instruction_facts
+from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, Pair, Task
 from prefjudge.sandbox import SandboxLimits, resolve_isolation
 from prefjudge.sandbox.preload import modules_to_preload
@@ -80,58 +82,20 @@ def run_security(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
 def run_efficiency(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
     """Efficiency facts of a chunk.
 
-    Pairs whose two responses both pass are measured; a pair where one side passes and the
-    other runs out of time is decided by that (:func:`time_limit_fact`); any other failure
-    leaves cost undecidable (``insufficient``).
+    Pairs whose two responses both pass are measured (:func:`efficiency_facts`); every
+    other pair is decided from its tests alone (:func:`efficiency_from_tests`: one side
+    that runs out of time where the other finishes loses; other failures leave cost
+    undecidable).
     """
-    from prefjudge.judge.facts.efficiency import efficiency_facts
-
-    correct = run_correctness(run, pairs)
-    facts: list[Fact | None] = [None] * len(pairs)
-    measured = []
-    for index, fact in enumerate(correct):
-        if fact.outcome == "error":
-            facts[index] = fact.model_copy(update={"kind": "efficiency"})
-        elif fact.outcome == "insufficient":
-            facts[index] = insufficient("efficiency", fact.fact)
-        elif timed_out_side(fact) is not None:
-            facts[index] = time_limit_fact(fact)
-        elif fact.detail.get("status_a") != "pass" or fact.detail.get("status_b") != "pass":
-            facts[index] = insufficient(
-                "efficiency", f"cost is compared only between correct responses ({fact.fact})")
-        else:
-            measured.append(index)
+    facts = [efficiency_from_tests(fact) for fact in run_correctness(run, pairs)]
+    measured = [index for index, fact in enumerate(facts) if fact is None]
     if measured:
-        found = efficiency_facts(run, [pairs[i] for i in measured])
+        pool = run.pool()
+        found = efficiency_facts([pairs[i] for i in measured], run.tasks, limits=run.limits,
+                                 runner=None if pool is None else pool.run)
         for index, fact in zip(measured, found, strict=True):
             facts[index] = fact
-    return [f for f in facts if f is not None]
-
-
-def timed_out_side(fact: Fact) -> str | None:
-    """The side that ran out of time on tests the other side passed, if exactly that."""
-    statuses = (fact.detail.get("status_a"), fact.detail.get("status_b"))
-    if statuses == ("timeout", "pass"):
-        return "A"
-    if statuses == ("pass", "timeout"):
-        return "B"
-    return None
-
-
-def time_limit_fact(fact: Fact) -> Fact:
-    """Efficiency evidence from a time limit: one side finished its tests, the other did not.
-
-    The limits scale with the reference solution's own time (``max(1 s, 4 x reference)``
-    per input, EvalPlus's rule), so running out of time where the other response finishes
-    is a measured cost difference of at least that factor, not noise.
-    """
-    slow = timed_out_side(fact)
-    fast = "B" if slow == "A" else "A"
-    detail = fact.detail.get(f"detail_{slow.lower()}", "") if slow else ""
-    first = detail.strip().splitlines()[0][:160] if detail.strip() else "time limit exceeded"
-    return Fact(kind="efficiency", outcome=fast, detail={**fact.detail, "counter": "time_limit"},
-                fact=f"{slow} runs out of its time limit on the task's tests where {fast} "
-                f"finishes ({first})")
+    return [fact for fact in facts if fact is not None]
 
 
 KIND_RUNNERS: dict[str, Callable[[EvidenceRun, Sequence[Pair]], list[Fact]]] = {
