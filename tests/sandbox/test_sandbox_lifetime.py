@@ -27,7 +27,12 @@ from pj_processes import descends_from
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, SandboxUnavailableError, resolve_isolation, run_one
 from prefjudge.sandbox.isolation import IsolationPlan
-from prefjudge.sandbox.process import OWNER_FILE, RUN_DIR_PREFIX, clean_orphaned_run_dirs
+from prefjudge.sandbox.process import (
+    OWNER_FILE,
+    RUN_DIR_PREFIX,
+    _remove_tree,
+    clean_orphaned_run_dirs,
+)
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 FAST = SandboxLimits(
@@ -293,6 +298,26 @@ def make_run_dir(root: Path, name: str, owner: dict | None = None) -> Path:
 
 def own_start_time() -> int:
     return int(Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()[19])
+
+
+def test_removing_a_run_dir_never_changes_the_folder_that_holds_it(tmp_path):
+    """Two processes removing the same orphan: the second finds it gone, and /tmp stays 1777.
+
+    (Before, the error handler made the holder ``0700``: it did so to the real /tmp while
+    two prefjudge processes cleaned the same orphans, and apt could no longer use it.)
+    """
+    holder = tmp_path / "tmp"
+    holder.mkdir()
+    holder.chmod(0o1777)
+    _remove_tree(holder / f"{RUN_DIR_PREFIX}gone")  # vanished under us
+    assert oct(holder.stat().st_mode & 0o7777) == "0o1777"
+    run_dir = holder / f"{RUN_DIR_PREFIX}here"
+    (run_dir / "in" / "locked").mkdir(parents=True)
+    (run_dir / "in" / "locked" / "file").write_text("x")
+    (run_dir / "in" / "locked").chmod(0o500)
+    _remove_tree(run_dir)
+    assert not run_dir.exists()
+    assert oct(holder.stat().st_mode & 0o7777) == "0o1777"
 
 
 def test_cleanup_removes_only_provable_orphans(run_root):

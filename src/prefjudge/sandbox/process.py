@@ -276,10 +276,22 @@ def _parse_result(raw: str | None, nonce: str) -> dict[str, Any] | None:
 
 
 def _remove_tree(path: Path) -> None:
+    """Remove a run's folder, making what the run left unwritable writable on the way.
+
+    Permissions are changed only inside ``path`` (and on ``path`` itself), never on the
+    folder that holds it: ``/tmp`` must keep its mode even when the folder vanished under
+    us (another prefjudge process removing the same orphan: ``lstat`` fails on the top).
+    """
+    top = os.path.abspath(path)
+
     def make_writable(function: Any, target: str, exc_info: Any) -> None:
+        if isinstance(exc_info[1], FileNotFoundError):
+            return  # already gone
+        target = os.path.abspath(target)
         with contextlib.suppress(OSError):
             parent = os.path.dirname(target)
-            os.chmod(parent, stat.S_IRWXU)
+            if parent == top or parent.startswith(top + os.sep):
+                os.chmod(parent, stat.S_IRWXU)
             if not os.path.islink(target):
                 os.chmod(target, stat.S_IRWXU)
             function(target)
