@@ -127,15 +127,21 @@ def defined_names() -> set[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
-            elif isinstance(node, ast.Assign | ast.AnnAssign):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    for part in ast.walk(target):
-                        if isinstance(part, ast.Name):
-                            names.add(part.id)
-                        elif isinstance(part, ast.Attribute):
-                            names.add(part.attr)
+            else:
+                for part in assigned(node):
+                    names.add(part.id if isinstance(part, ast.Name) else part.attr)
     return names
+
+
+def assigned(node: ast.AST) -> Iterator[ast.Name | ast.Attribute]:
+    """The names and attributes an assignment ``node`` binds (nothing for other nodes)."""
+    if not isinstance(node, ast.Assign | ast.AnnAssign):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, ast.Name | ast.Attribute):
+                yield part
 
 
 def class_fields(node: ast.ClassDef) -> set[str]:
@@ -144,14 +150,11 @@ def class_fields(node: ast.ClassDef) -> set[str]:
     for part in ast.walk(node):
         if isinstance(part, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(part.name)
-        if isinstance(part, ast.Assign | ast.AnnAssign):
-            targets = part.targets if isinstance(part, ast.Assign) else [part.target]
-            for target in targets:
-                for item in ast.walk(target):
-                    if isinstance(item, ast.Name):
-                        names.add(item.id)
-                    elif isinstance(item, ast.Attribute) and ast.unparse(item.value) == "self":
-                        names.add(item.attr)
+        for item in assigned(part):
+            if isinstance(item, ast.Name):
+                names.add(item.id)
+            elif ast.unparse(item.value) == "self":
+                names.add(item.attr)
     return names
 
 

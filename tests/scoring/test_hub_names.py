@@ -104,23 +104,8 @@ def test_what_is_no_hub_id_is_refused_with_the_reason(repo: str, problem: str) -
 
 
 @pytest.fixture
-def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def offline(hf_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Offline, with an empty Hugging Face home; the working folder is ``tmp_path/work``."""
-    home = tmp_path / "hf-home"
-    for name in ("HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    import datasets.config
-    import huggingface_hub.constants
-
-    # both libraries read these once, when first imported (maybe in an earlier test)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", home / "datasets")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(home / "hub"))
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
