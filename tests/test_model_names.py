@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import unicodedata
 import warnings
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
 
-from prefjudge.cli import main
 from prefjudge.ranking.inputs import (
     ModelNameWarning,
     read_battles,
@@ -29,11 +28,6 @@ from prefjudge.records import (
 
 NFC = unicodedata.normalize("NFC", "café")
 NFD = unicodedata.normalize("NFD", "café")
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
-    return path
 
 
 def battles(*names: str) -> list[dict]:
@@ -73,11 +67,8 @@ def test_records_normalize_model_names_to_nfc() -> None:
 
 
 def test_rank_merges_nfc_and_nfd_and_says_so(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "b.jsonl", battles(NFC, NFD, "other"))
-    result = CliRunner().invoke(
-        main,
-        ["rank", str(path), "--bootstrap", "10", "--alpha", "0.01", "-o", str(tmp_path / "r.csv")],
-    )
+    path = write_jsonl(tmp_path / "b.jsonl", battles(NFC, NFD, "other"), ensure_ascii=False)
+    result = invoke("rank", path, "--bootstrap", 10, "--alpha", 0.01, "-o", tmp_path / "r.csv")
     assert result.exit_code == 0, result.output
     models = (tmp_path / "r.csv").read_text("utf-8").splitlines()
     assert sum(line.startswith(f"{NFC},") for line in models) == 1
@@ -90,17 +81,14 @@ def test_rank_merges_nfc_and_nfd_and_says_so(tmp_path: Path) -> None:
 
 def test_rank_warns_on_names_that_differ_only_by_case_and_keeps_both(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "b.jsonl", battles("Model-A", "model-a"))
-    result = CliRunner().invoke(
-        main,
-        ["rank", str(path), "--bootstrap", "10", "--alpha", "0.01", "-o", str(tmp_path / "r.csv")],
-    )
+    result = invoke("rank", path, "--bootstrap", 10, "--alpha", 0.01, "-o", tmp_path / "r.csv")
     assert result.exit_code == 0, result.output
     assert "model names 'Model-A' and 'model-a' differ only by case" in result.output
     assert "kept as 2 different models" in result.output
     rows = (tmp_path / "r.csv").read_text("utf-8").splitlines()[1:]
     assert sorted(row.split(",")[0] for row in rows) == ["Model-A", "model-a", "ref"]
     quiet = write_jsonl(tmp_path / "q.jsonl", battles("alpha", "beta"))
-    result = CliRunner().invoke(main, ["rank", str(quiet), "--bootstrap", "10"])
+    result = invoke("rank", quiet, "--bootstrap", 10)
     assert result.exit_code == 0 and "warning:" not in result.output
 
 
@@ -119,6 +107,7 @@ def test_score_tables_and_scored_records_are_normalized(tmp_path: Path) -> None:
     scored = write_jsonl(
         tmp_path / "scored.jsonl",
         [{"task_id": "t", "model": NFD, "response": "r", "if_instruction": 1.0}],
+        ensure_ascii=False,
     )
     assert read_scored_records(scored)[0]["model"] == NFC
 

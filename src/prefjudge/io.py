@@ -251,8 +251,9 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | InputI
     """Yield ``(line_number, text)`` for each line of a text file (optionally gzipped).
 
     A line holding bytes that are not UTF-8 yields an :class:`InputIssue` in place of its
-    text; a truncated or corrupt gzip stream yields one issue for the line it was reading
-    and ends the iteration (the lines before it are kept).
+    text; a truncated or corrupt gzip stream (or one with the gzip magic that is no gzip
+    file) yields one issue for the line it was reading (0 before the first) and ends the
+    iteration (the lines before it are kept).
 
     Args:
         path: The file.
@@ -261,7 +262,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str | InputI
         Line number (1-based) and the line (with its line ending) or the issue.
 
     Raises:
-        InputError: When the file cannot be opened or is not a gzip file despite its magic.
+        InputError: When the file cannot be opened.
     """
     spath = str(path)
     try:
@@ -477,10 +478,10 @@ def read_existing(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:  # bytes: a write cut inside a character is a partial line
         for line in handle:
-            if not line.endswith("\n"):
+            if not line.endswith(b"\n"):
                 break
             if line.strip():
-                out.append(json.loads(line))
+                out.append(json.loads(line.decode("utf-8")))
     return out

@@ -17,19 +17,16 @@ import click
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from pj_cli import WIDE, invoke
+from pj_files import jsonl_text, write_jsonl
 
 from prefjudge.backends.config import BackendConfig
-from prefjudge.cli import main
 from prefjudge.cli.options import backend_options, renamed_option
 from prefjudge.journal import binding_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
 CLI = [sys.executable, "-m", "prefjudge"]
-
-
-def invoke(*args: Any, input: str | None = None) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def warned(result: Any, old: str, new: str) -> bool:
@@ -44,7 +41,7 @@ def round_robin() -> str:
             if i < j:
                 rows += [{"model_a": a, "model_b": b, "winner": "model_a"}] * (3 + j - i)
                 rows += [{"model_a": b, "model_b": a, "winner": "model_a"}] * 2
-    return "".join(json.dumps(r) + "\n" for r in rows)
+    return jsonl_text(rows)
 
 
 @pytest.fixture
@@ -233,8 +230,7 @@ def test_persona_flips_new_and_old_names(tmp_path: Path) -> None:
                          "model_a": "m1", "model_b": "m2", "dimensions": [
                              {"dimension": "clarity", "forward": winner, "swapped": winner,
                               "outcome": winner}]})
-    path = tmp_path / "cmp.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = write_jsonl(tmp_path / "cmp.jsonl", rows)
     new = invoke("persona", "flips", path, "--bootstrap", 50, "--ci-seed", 2,
                  "-o", tmp_path / "new")
     assert new.exit_code == 0, new.output
@@ -267,7 +263,7 @@ def test_persona_flips_new_and_old_names(tmp_path: Path) -> None:
     ],
 )
 def test_help_shows_defaults_and_hides_old_names(command: list[str], shown: list[str]) -> None:
-    result = CliRunner(env={"COLUMNS": "200"}).invoke(main, [*command, "--help"])
+    result = invoke(*command, "--help", env=WIDE)
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     for item in shown:
@@ -280,7 +276,7 @@ def test_help_shows_defaults_and_hides_old_names(command: list[str], shown: list
 
 
 def test_score_help_has_no_plain_seed_or_timeout() -> None:
-    text = CliRunner().invoke(main, ["score", "--help"]).output
+    text = invoke("score", "--help").output
     assert "--seed" not in text and "--timeout" not in text.replace("--test-timeout", "")
 
 

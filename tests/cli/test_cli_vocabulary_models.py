@@ -12,21 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from pj_backend_helpers import FakeOpenAI
+from pj_cli import invoke
+from pj_files import write_jsonl
 from pj_schema_reply import schema_reply
 
-from prefjudge.cli import main
 from prefjudge.records import Pair
 
 pytest.importorskip("openai")
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
-
-
-def invoke(*args: Any) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def warned(result: Any, old: str, new: str) -> bool:
@@ -136,9 +132,8 @@ def generations(tmp_path: Path) -> dict[str, Path]:
     rows = [json.loads(line) for line in (SAMPLE / "generations.jsonl").read_text().splitlines()]
     paths = {"tasks": data / "tasks.jsonl"}
     for model in ("sample-strong", "sample-weak"):
-        path = data / f"{model}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["model"] == model))
-        paths[model] = path
+        mine = [r for r in rows if r["model"] == model]
+        paths[model] = write_jsonl(data / f"{model}.jsonl", mine)
     return paths
 
 

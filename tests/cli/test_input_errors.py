@@ -6,17 +6,17 @@ no command is involved, to the reader itself.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from pj_cli import invoke
+from pj_files import write_jsonl
 from pj_scripted_backend import ScriptedBackend
 
-from prefjudge.cli import main
 from prefjudge.io import InputIssue, iter_objects, read_records, read_text
 from prefjudge.judge.prompts import TemplateError, check_templates, load_template, parse_template
 from prefjudge.records import Generation
@@ -25,10 +25,6 @@ from prefjudge.scoring.taxonomy import TaxonomyError, load_taxonomy
 
 GEN = {"task_id": "t1", "model": "m", "response": "```python\nx = 1\n```"}
 BATTLE = {"model_a": "x", "model_b": "y", "winner": "model_a"}
-
-
-def run(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def assert_clean_failure(result: Result, *needles: str) -> None:
@@ -66,7 +62,7 @@ def big_gzip(path: Path, rows: int = 3000) -> bytes:
 def test_score_names_the_line_and_byte_that_is_not_utf8(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'\xff\xfe{"a":1}\n')
-    result = run("score", bad, "-o", tmp_path / "s.jsonl")
+    result = invoke("score", bad, "-o", tmp_path / "s.jsonl")
     assert_clean_failure(result, f"{bad}:1: not valid UTF-8 (byte 0xff at column 1)")
 
 
@@ -95,11 +91,11 @@ def test_rank_skip_invalid_skips_undecodable_and_too_deep_lines(tmp_path: Path) 
     path.write_bytes(
         jsonl(BATTLE, {**BATTLE, "winner": "model_b"}) + b"\xc3(\n" + b"[" * 50_000 + b"\n"
     )
-    failed = run("rank", path, "--bootstrap", "10")
+    failed = invoke("rank", path, "--bootstrap", "10")
     assert_clean_failure(
         failed, f"{path}:3: not valid UTF-8 (byte 0xc3 at column 1)", f"{path}:4: nested too deeply"
     )
-    result = run("rank", path, "--bootstrap", "10", "--skip-invalid")
+    result = invoke("rank", path, "--bootstrap", "10", "--skip-invalid")
     assert result.exit_code == 0, result.output
     assert "skipped:" in result.output and f"{path}:3" in result.output
 
@@ -108,11 +104,11 @@ def test_rank_csv_names_the_field_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_bytes(b"model_a,model_b,winner\nx,y,model_a\ncaf\xe9,y,model_b\n")
     assert_clean_failure(
-        run("rank", path), f"{path}:3: field 'model_a': not valid UTF-8 (byte 0xe9 at column 4)"
+        invoke("rank", path), f"{path}:3: field 'model_a': not valid UTF-8 (byte 0xe9 at column 4)"
     )
     header = tmp_path / "h.csv"
     header.write_bytes(b"model_a,model_\xff,winner\nx,y,model_a\n")
-    assert_clean_failure(run("rank", header), f"{header}:1: header: not valid UTF-8")
+    assert_clean_failure(invoke("rank", header), f"{header}:1: header: not valid UTF-8")
 
 
 def test_judge_copilot_arena_csv_names_line_and_field(tmp_path: Path) -> None:
@@ -122,27 +118,26 @@ def test_judge_copilot_arena_csv_names_line_and_field(tmp_path: Path) -> None:
         b"def f(,):,m1,m2,0,x,y\n"
         b"def g(,):,m1,m2,1,\xff\xfe,y\n"
     )
-    result = run("judge", path, "-o", tmp_path / "v.jsonl")
+    result = invoke("judge", path, "-o", tmp_path / "v.jsonl")
     assert_clean_failure(result, f"{path}:3: field 'completion_a': not valid UTF-8 (byte 0xff")
 
 
 def test_persona_yaml_that_is_not_utf8(tmp_path: Path) -> None:
     persona = tmp_path / "me.yaml"
     persona.write_bytes(b"name: me\ndescription: caf\xe9 lover\n")
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"task_id": "t", "prompt": "p"}) + "\n")
-    result = run("persona", "rewrite", tasks, "--persona", persona, "-o", tmp_path / "o.jsonl")
+    tasks = write_jsonl(tmp_path / "tasks.jsonl", [{"task_id": "t", "prompt": "p"}])
+    result = invoke("persona", "rewrite", tasks, "--persona", persona, "-o", tmp_path / "o.jsonl")
     assert_clean_failure(result, "--persona", f"{persona}:2: not valid UTF-8 (byte 0xe9 at")
 
 
 def test_guidance_files_that_are_not_utf8(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text('{"train_pair_ids": []}')
     (tmp_path / "global.md").write_bytes(b"# G\n## criteria\n- na\xefve\n")
-    result = run("guidance", "show", tmp_path)
+    result = invoke("guidance", "show", tmp_path)
     assert_clean_failure(result, f"{tmp_path / 'global.md'}:3: not valid UTF-8 (byte 0xef")
     (tmp_path / "global.md").write_text("# G\n## criteria\n- fine\n")
     (tmp_path / "manifest.json").write_bytes(b'{"name": "\xff"}')
-    result = run("guidance", "show", tmp_path)
+    result = invoke("guidance", "show", tmp_path)
     assert_clean_failure(result, f"{tmp_path / 'manifest.json'}:1: not valid UTF-8")
 
 
@@ -158,7 +153,7 @@ def test_score_tasks_file_that_is_not_utf8(tmp_path: Path) -> None:
     gens.write_bytes(jsonl(GEN))
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_bytes(b'{"task_id": "t1", "prompt": "\xe9"}\n')
-    result = run("score", gens, "--tasks", tasks, "-o", tmp_path / "s.jsonl")
+    result = invoke("score", gens, "--tasks", tasks, "-o", tmp_path / "s.jsonl")
     assert_clean_failure(result, f"{tasks}:1: not valid UTF-8 (byte 0xe9 at column 30)")
 
 
@@ -182,14 +177,14 @@ def test_score_truncated_gzip_names_the_line_reached(tmp_path: Path) -> None:
     last_line, issue = items[-1]
     assert isinstance(issue, InputIssue) and last_line > 100
     assert not any(isinstance(d, InputIssue) for _, d in items[:-1])
-    result = run("score", cut, "-o", tmp_path / "s.jsonl")
+    result = invoke("score", cut, "-o", tmp_path / "s.jsonl")
     assert_clean_failure(
         result, f"{cut}:{last_line}: truncated gzip file", f"(lines 1-{last_line - 1} were read)"
     )
     tiny = tmp_path / "tiny.jsonl.gz"
     tiny.write_bytes(whole[:100])
     assert_clean_failure(
-        run("score", tiny, "-o", tmp_path / "t.jsonl"), f"{tiny}: truncated gzip file"
+        invoke("score", tiny, "-o", tmp_path / "t.jsonl"), f"{tiny}: truncated gzip file"
     )
 
 
@@ -197,12 +192,12 @@ def test_bad_gzip_header_and_corrupt_data(tmp_path: Path) -> None:
     header = tmp_path / "h.jsonl.gz"
     header.write_bytes(b"\x1f\x8bXXXXXXXXXXXXXXXX")
     assert_clean_failure(
-        run("score", header, "-o", tmp_path / "s.jsonl"), f"{header}: not a valid gzip file"
+        invoke("score", header, "-o", tmp_path / "s.jsonl"), f"{header}: not a valid gzip file"
     )
     corrupt = tmp_path / "c.jsonl.gz"
     corrupt.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-garbage-garbage")
     assert_clean_failure(
-        run("score", corrupt, "-o", tmp_path / "s.jsonl"), f"{corrupt}: corrupt gzip file"
+        invoke("score", corrupt, "-o", tmp_path / "s.jsonl"), f"{corrupt}: corrupt gzip file"
     )
 
 
@@ -214,7 +209,7 @@ def test_rank_truncated_gzip_csv(tmp_path: Path) -> None:
     data = gzip.compress(f"model_a,model_b,winner,note\n{rows}".encode())
     path = tmp_path / "b.csv.gz"
     path.write_bytes(data[: len(data) // 2])
-    assert_clean_failure(run("rank", path), f"{path}:", "truncated gzip file")
+    assert_clean_failure(invoke("rank", path), f"{path}:", "truncated gzip file")
 
 
 # --------------------------------------------------------------------------- other readers
@@ -223,16 +218,16 @@ def test_rank_truncated_gzip_csv(tmp_path: Path) -> None:
 def test_rank_oversized_csv_field_and_deep_json_array(tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text('model_a,model_b,winner\nx,y,model_a\n"' + "a" * 200_000 + '",y,tie\n')
-    assert_clean_failure(run("rank", path), f"{path}:3: malformed CSV (field larger than")
+    assert_clean_failure(invoke("rank", path), f"{path}:3: malformed CSV (field larger than")
     deep = tmp_path / "b.json"
     deep.write_text("[" * 100_000)
-    assert_clean_failure(run("rank", deep), f"{deep}: nested too deeply")
+    assert_clean_failure(invoke("rank", deep), f"{deep}: nested too deeply")
 
 
 def test_rich_markup_in_model_names_is_printed_not_parsed(tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text("model_a,model_b,winner\n[/x],b,model_a\nb,[/x],model_a\n[/x],[/x],tie\n")
-    result = run("rank", path, "--bootstrap", "10", "--skip-invalid")
+    result = invoke("rank", path, "--bootstrap", "10", "--skip-invalid")
     assert result.exit_code == 0, result.output
     assert "the same model '[/x]'" in result.output and "[/x]" in result.output
 
@@ -240,13 +235,13 @@ def test_rich_markup_in_model_names_is_printed_not_parsed(tmp_path: Path) -> Non
 def test_corrupt_parquet_pairs(tmp_path: Path) -> None:
     path = tmp_path / "p.parquet"
     path.write_bytes(b"PAR1" + b"\x00" * 64)
-    assert_clean_failure(run("judge", path, "-o", tmp_path / "v.jsonl"), str(path))
+    assert_clean_failure(invoke("judge", path, "-o", tmp_path / "v.jsonl"), str(path))
 
 
 def test_header_only_battle_csv_says_no_battles(tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text("model_a,model_b,winner\n")
-    assert_clean_failure(run("rank", path), f"{path}: no battles in the file")
+    assert_clean_failure(invoke("rank", path), f"{path}: no battles in the file")
 
 
 def test_rank_output_folder_is_checked_before_fitting(tmp_path: Path) -> None:
@@ -254,9 +249,9 @@ def test_rank_output_folder_is_checked_before_fitting(tmp_path: Path) -> None:
     battles.write_bytes(jsonl(BATTLE, {**BATTLE, "winner": "model_b"}))
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
-    result = run("rank", battles, "-o", blocker / "r.csv")
+    result = invoke("rank", battles, "-o", blocker / "r.csv")
     assert_clean_failure(result, "-o/--output", "cannot create the folder")
-    result = run("rank", battles, "--bootstrap", "5", "--json", tmp_path / "new" / "r.json")
+    result = invoke("rank", battles, "--bootstrap", "5", "--json", tmp_path / "new" / "r.json")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "new" / "r.json").is_file()
 
@@ -264,15 +259,10 @@ def test_rank_output_folder_is_checked_before_fitting(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 4-6. pair
 
 
-class _Backend(ScriptedBackend):
-    def fresh_calls(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     """`prefjudge pair` with a scripted monolithic judge that prefers what it sees first."""
-    backend = _Backend(lambda request: {"reason": "A is fine", "verdict": "A"})
+    backend = ScriptedBackend(lambda request: {"reason": "A is fine", "verdict": "A"})
     monkeypatch.setattr("prefjudge.cli.judge_cmd.open_backend", lambda config: backend)
     return backend
 
@@ -290,13 +280,13 @@ def test_pair_binary_response_or_instruction_is_a_usage_error(
     a, b = responses(tmp_path)
     binary = tmp_path / "blob.bin"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
-    result = run("pair", binary, b, "--instruction", "say hi", "--method", "monolithic")
+    result = invoke("pair", binary, b, "--instruction", "say hi", "--method", "monolithic")
     assert_clean_failure(result, "Invalid value for A", f"{binary}:1: not valid UTF-8")
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"abc\x00def")
-    result = run("pair", a, nul, "--instruction", "say hi", "--method", "monolithic")
+    result = invoke("pair", a, nul, "--instruction", "say hi", "--method", "monolithic")
     assert_clean_failure(result, "Invalid value for B", f"{nul}: a binary file")
-    result = run("pair", a, b, "--instruction", binary, "--method", "monolithic")
+    result = invoke("pair", a, b, "--instruction", binary, "--method", "monolithic")
     assert_clean_failure(result, "Invalid value for --instruction", str(binary))
     assert scripted.requests == []
 
@@ -306,17 +296,17 @@ def test_pair_instruction_that_looks_like_a_missing_path(
 ) -> None:
     a, b = responses(tmp_path)
     for value in ("task.md", "docs/task", str(tmp_path / "nope.txt")):
-        result = run("pair", a, b, "--instruction", value, "--method", "monolithic")
+        result = invoke("pair", a, b, "--instruction", value, "--method", "monolithic")
         assert_clean_failure(
             result, "--instruction", f"{value}: no such file", f"--instruction '{value} '"
         )
     assert scripted.requests == []
-    result = run("pair", a, b, "--instruction", "task.md ", "--method", "monolithic")
+    result = invoke("pair", a, b, "--instruction", "task.md ", "--method", "monolithic")
     assert result.exit_code == 0, result.output
     assert "## Request\ntask.md\n" in scripted.requests[0].messages[-1].content
     task = tmp_path / "task.md"
     task.write_text("Write f.\n")
-    result = run("pair", a, b, "--instruction", task, "--method", "monolithic")
+    result = invoke("pair", a, b, "--instruction", task, "--method", "monolithic")
     assert result.exit_code == 0, result.output
     assert "## Request\nWrite f.\n" in scripted.requests[-1].messages[-1].content
 
@@ -327,14 +317,14 @@ def test_pair_output_folder_is_made_first_and_a_failed_write_prints_the_verdict(
     a, b = responses(tmp_path)
     common = [a, b, "--instruction", "write f", "--method", "monolithic"]
     out = tmp_path / "missing" / "dir" / "verdict.json"
-    result = run("pair", *common, "-o", out)
+    result = invoke("pair", *common, "-o", out)
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["method"] == "monolithic"
     calls = len(scripted.requests)
 
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
-    result = run("pair", *common, "-o", blocker / "verdict.json")
+    result = invoke("pair", *common, "-o", blocker / "verdict.json")
     assert_clean_failure(result, "-o/--output", "cannot create the folder")
     assert len(scripted.requests) == calls  # refused before any model call
 
@@ -347,7 +337,7 @@ def test_pair_output_folder_is_made_first_and_a_failed_write_prints_the_verdict(
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", refuse)
-    result = run("pair", *common, "-o", failing)
+    result = invoke("pair", *common, "-o", failing)
     assert_clean_failure(result, f"cannot write {failing}", "the verdict JSON was printed")
     assert '"pair_id": "pair"' in result.output and '"method": "monolithic"' in result.output
 
@@ -367,9 +357,9 @@ def test_guidance_manifest_with_wrong_types(tmp_path: Path) -> None:
         ('{"a": ' + "[" * 100_000, "nested too deeply"),
     ]:
         manifest.write_text(content)
-        assert_clean_failure(run("guidance", "show", tmp_path), str(manifest), needle)
+        assert_clean_failure(invoke("guidance", "show", tmp_path), str(manifest), needle)
     manifest.write_text('{"train_pair_ids": ["p1"], "source": "by hand"}')
-    result = run("guidance", "show", tmp_path)
+    result = invoke("guidance", "show", tmp_path)
     assert result.exit_code == 0, result.output
 
 
@@ -410,7 +400,7 @@ def test_pair_refuses_a_bad_template_before_judging(
 ) -> None:
     a, b = responses(tmp_path)
     folder = template_folder(tmp_path, "t", user)
-    result = run(
+    result = invoke(
         "pair", a, b, "--instruction", "write f", "--method", "monolithic", "--templates", folder
     )
     assert_clean_failure(result, str(folder), needle)
@@ -452,7 +442,7 @@ def test_metrics_on_no_records_have_the_summary_columns() -> None:
 def test_report_on_an_empty_scores_file(tmp_path: Path) -> None:
     empty = tmp_path / "scores.jsonl"
     empty.write_text("")
-    result = run("report", empty, "-o", tmp_path / "r.html")
+    result = invoke("report", empty, "-o", tmp_path / "r.html")
     assert_clean_failure(result, f"{empty}: no scored records")
 
 
@@ -473,7 +463,7 @@ def test_judge_reports_a_bad_template_as_a_message(
         + "\n"
     )
     folder = template_folder(tmp_path, "t", "{{instruction}} {{response_a}} {{Response_b}}")
-    result = run(
+    result = invoke(
         "judge", pairs, "-o", tmp_path / "v.jsonl", "--method", "monolithic", "--templates", folder
     )
     assert_clean_failure(result, f"{folder / 'monolithic.md'}:3: malformed placeholder")
@@ -500,7 +490,7 @@ def test_report_names_a_wrongly_typed_k_or_protocol(tmp_path: Path) -> None:
     base = {**GEN, "instruction_results": [], "if_instruction": None, "func": None}
     path = tmp_path / "scores.jsonl"
     path.write_bytes(jsonl(base, {**base, "k": "two"}, {**base, "protocol": ["multi"]}))
-    result = run("report", path, "-o", tmp_path / "r.html")
+    result = invoke("report", path, "-o", tmp_path / "r.html")
     assert_clean_failure(
         result,
         f"{path}:2: field 'k': must be a non-negative integer, got 'two'",

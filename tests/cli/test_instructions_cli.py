@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from pj_cli import WIDE, invoke
 
-from prefjudge.cli import main
 from prefjudge.scoring.taxonomy import load_taxonomy
 
 
-def invoke(*args: str):
-    return CliRunner(env={"COLUMNS": "200"}).invoke(main, ["instructions", *args])
+def instructions(*args: str):
+    return invoke("instructions", *args, env=WIDE)
 
 
 def test_table_lists_every_instruction_by_category_with_parameters():
-    result = invoke()
+    result = instructions()
     assert result.exit_code == 0, result.output
     for spec in load_taxonomy():
         assert spec.id in result.output
@@ -34,14 +33,14 @@ def test_table_lists_every_instruction_by_category_with_parameters():
 
 
 def test_category_filter():
-    result = invoke("--category", "error_handling")
+    result = instructions("--category", "error_handling")
     assert result.exit_code == 0, result.output
     assert "error_1" in result.output and "error_4" in result.output
     assert "style_1" not in result.output and "doc_1" not in result.output
 
 
 def test_json_gives_every_field():
-    result = invoke("--format", "json")
+    result = instructions("--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [entry["id"] for entry in data] == load_taxonomy().ids
@@ -75,11 +74,11 @@ def test_json_gives_every_field():
 
 
 def test_json_with_category():
-    data = json.loads(invoke("--category", "library", "--format", "json").output)
+    data = json.loads(instructions("--category", "library", "--format", "json").output)
     assert [entry["id"] for entry in data] == ["library_1", "library_2"]
 
 
 def test_unknown_category_is_a_usage_error():
-    result = invoke("--category", "nope")
+    result = instructions("--category", "nope")
     assert result.exit_code == 2
     assert "Invalid value for '--category'" in result.output

@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from pj_cli import flat
+from pj_cli import flat, invoke
+from pj_files import write_jsonl
 
-from prefjudge.cli import main
 from prefjudge.journal import lock_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +36,7 @@ def keyed(path: Path) -> dict[str, dict]:
 
 
 def score(*args: str) -> object:
-    return CliRunner().invoke(main, ["score", *args])
+    return invoke("score", *args)
 
 
 @pytest.fixture
@@ -62,8 +61,7 @@ def test_a_second_model_in_one_file_keeps_its_own_keys(sample: Path, tmp_path: P
     rows = [json.loads(line) for line in sample.read_text().splitlines()]
     one = [r for r in rows if r["model"] == "sample-strong"]
     twin = [{**r, "model": "sample-strong-v2"} for r in one]  # same ids, another model
-    both = tmp_path / "both.jsonl"
-    both.write_text("".join(json.dumps(r) + "\n" for r in one + twin))
+    both = write_jsonl(tmp_path / "both.jsonl", one + twin)
     out = tmp_path / "scores.jsonl"
     result = score(str(both), "-o", str(out), "--no-tests")
     assert result.exit_code == 0, result.output
@@ -77,7 +75,7 @@ def test_output_of_another_input_is_refused(sample: Path, tmp_path: Path) -> Non
     other = tmp_path / "other" / "generations.jsonl"
     other.parent.mkdir()
     rows = [json.loads(line) for line in sample.read_text().splitlines()]
-    other.write_text("".join(json.dumps({**r, "model": r["model"] + "-x"}) + "\n" for r in rows))
+    write_jsonl(other, [{**r, "model": r["model"] + "-x"} for r in rows])
     before = out.read_bytes()
     refused = score(str(other), "-o", str(out), "--no-tests")
     assert refused.exit_code == 1 and "Traceback" not in refused.output
@@ -228,8 +226,7 @@ def test_model_names_differing_only_by_case_are_warned_about(sample: Path, tmp_p
     rows = [json.loads(line) for line in sample.read_text().splitlines()]
     mixed = [{**r, "model": "Sample-Strong"} if i < 3 and r["model"] == "sample-strong" else r
              for i, r in enumerate(rows)]
-    path = tmp_path / "mixed.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in mixed))
+    path = write_jsonl(tmp_path / "mixed.jsonl", mixed)
     result = score(str(path), "-o", str(tmp_path / "s.jsonl"), "--no-tests")
     assert result.exit_code == 0, result.output
     assert "'Sample-Strong' and 'sample-strong' differ only by case" in flat(result.output)

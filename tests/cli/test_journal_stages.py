@@ -10,7 +10,6 @@ cannot resume another model's output, and `--retry-errors` asks the model again.
 
 from __future__ import annotations
 
-import json
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from click.testing import CliRunner
 from pj_backend_helpers import FakeOpenAI
 from pj_cli import SAMPLE_DIR as SAMPLE
 from pj_cli import cli_argv, flat, rows
+from pj_files import write_jsonl
 from pj_schema_reply import schema_reply
 
 from prefjudge.cli import main
@@ -125,9 +125,8 @@ def sample(tmp_path: Path) -> dict[str, Path]:
     gens = rows(SAMPLE / "generations.jsonl")
     paths = {"tasks": data / "tasks.jsonl"}
     for model in ("sample-strong", "sample-weak"):
-        path = data / f"{model}.jsonl"
-        path.write_text("".join(json.dumps(g) + "\n" for g in gens if g["model"] == model))
-        paths[model] = path
+        mine = [g for g in gens if g["model"] == model]
+        paths[model] = write_jsonl(data / f"{model}.jsonl", mine)
     augmented = data / "augmented.jsonl"
     made = CliRunner().invoke(main, ["augment", str(paths["tasks"]), "-o", str(augmented),
                                      "--k", "2", "--selector", "rule", "--limit", "6"])

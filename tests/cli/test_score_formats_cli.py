@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from click.testing import CliRunner, Result
-
-from prefjudge.cli import main
-
-
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
-def rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+from click.testing import Result
+from pj_cli import WIDE, invoke, rows
+from pj_files import write_jsonl
 
 
 def score(*args: str | Path) -> Result:
-    return CliRunner(env={"COLUMNS": "200"}).invoke(main, ["score", *map(str, args)])
+    return invoke("score", *args, env=WIDE)
 
 
 def fenced(code: str) -> str:
@@ -35,7 +25,7 @@ SLOPPY = f"import os\n\n\ndef add(a, b):\n    return a + b  {LONG_COMMENT}\n"
 
 
 def test_evalplus_samples_are_scored_under_the_given_model(tmp_path: Path) -> None:
-    samples = write(tmp_path / "samples.jsonl", [
+    samples = write_jsonl(tmp_path / "samples.jsonl", [
         {"task_id": "HumanEval/0", "solution": CLEAN},
         {"task_id": "HumanEval/1", "solution": SLOPPY},
         {"task_id": "HumanEval/0", "solution": SLOPPY},
@@ -62,8 +52,8 @@ def test_evalplus_samples_are_scored_under_the_given_model(tmp_path: Path) -> No
 
 
 def test_model_name_defaults_to_the_file_stem(tmp_path: Path) -> None:
-    samples = write(tmp_path / "coder-7b_temp_0.8.jsonl",
-                    [{"task_id": "Mbpp/2", "solution": CLEAN}])
+    samples = write_jsonl(tmp_path / "coder-7b_temp_0.8.jsonl",
+                          [{"task_id": "Mbpp/2", "solution": CLEAN}])
     out = tmp_path / "scores.jsonl"
     result = score(samples, "--no-tests", "-o", out)
     assert result.exit_code == 0, result.output
@@ -84,7 +74,7 @@ CONSTRAINTS = [
 
 
 def test_swe_if_generations_have_their_constraints_checked(tmp_path: Path) -> None:
-    samples = write(tmp_path / "gpt-4o_3-instructions.jsonl", [
+    samples = write_jsonl(tmp_path / "gpt-4o_3-instructions.jsonl", [
         swe_if("BigCodeBench/1", fenced(CLEAN), CONSTRAINTS),
         swe_if("BigCodeBench/2", fenced(SLOPPY), CONSTRAINTS),
         swe_if("BigCodeBench/3", fenced(CLEAN), CONSTRAINTS[2:]),
@@ -122,7 +112,7 @@ def test_swe_if_editing_files_get_per_turn_checks(tmp_path: Path) -> None:
     edit = {"task_id": "BigCodeBench/7", "solution": "ignored", "full_response": replies[-1],
             "original_instance": {}, "messages": messages, "current_edit_prompt": prompts[-1],
             "edit_num": 2, "if_info": {"prompts": prompts[1:], "constraints": CONSTRAINTS[:2]}}
-    samples = write(tmp_path / "gpt-4o_2-instructions.jsonl", [edit])
+    samples = write_jsonl(tmp_path / "gpt-4o_2-instructions.jsonl", [edit])
     out = tmp_path / "scores.jsonl"
     result = score(samples, "--model", "gpt-4o", "--no-tests", "-o", out)
     assert result.exit_code == 0, result.output
@@ -135,7 +125,7 @@ def test_swe_if_editing_files_get_per_turn_checks(tmp_path: Path) -> None:
 
 
 def test_a_file_mixing_formats_is_refused_with_file_line_and_field(tmp_path: Path) -> None:
-    samples = write(tmp_path / "mixed.jsonl", [
+    samples = write_jsonl(tmp_path / "mixed.jsonl", [
         {"task_id": "HumanEval/0", "solution": CLEAN},
         {"task_id": "HumanEval/1", "model": "m", "response": CLEAN},
     ])
@@ -149,10 +139,10 @@ def test_a_file_mixing_formats_is_refused_with_file_line_and_field(tmp_path: Pat
 
 def test_zygote_and_fresh_process_runs_score_alike_and_say_which_ran(tmp_path: Path) -> None:
     check = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
-    write(tmp_path / "tasks.jsonl", [
+    write_jsonl(tmp_path / "tasks.jsonl", [
         {"task_id": f"T/{n}", "prompt": "add", "entry_point": "add", "test_format": "humaneval",
          "tests": check} for n in (0, 1)])
-    samples = write(tmp_path / "samples.jsonl", [
+    samples = write_jsonl(tmp_path / "samples.jsonl", [
         {"task_id": "T/0", "solution": CLEAN},
         {"task_id": "T/1", "solution": CLEAN.replace("a + b", "a - b")},
     ])

@@ -1,4 +1,4 @@
-"""Helpers for tests that run prefjudge commands: subprocess runs, output text, JSONL rows."""
+"""Helpers for tests that run prefjudge commands: in process (click), as subprocesses, rows."""
 
 from __future__ import annotations
 
@@ -6,11 +6,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "datasets" / "sample"
+WIDE = {"COLUMNS": "200"}
+"""The ``env`` of :func:`invoke` for a wide terminal (help and tables not wrapped early)."""
 
 
 def flat(text: str) -> str:
@@ -21,6 +26,39 @@ def flat(text: str) -> str:
 def rows(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file, one per non-blank line."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def invoke(
+    *args: object,
+    input: str | None = None,
+    ok: bool | None = None,
+    env: Mapping[str, str] | None = None,
+    catch_exceptions: bool = False,
+) -> Result:
+    """Run ``prefjudge ARGS`` in this process through click's test runner.
+
+    Args:
+        *args: The command line after ``prefjudge`` (paths and numbers are made strings).
+        input: Text given to the command on its standard input.
+        ok: True asserts that it exits 0, False that it fails; None checks nothing.
+            The assertion shows what it printed and the exception it ended with.
+        env: Environment variables to set while it runs (:data:`WIDE` for wide help and
+            tables).
+        catch_exceptions: Keep an exception other than an exit in ``Result.exception``
+            instead of letting it propagate. Off by default: a command that crashes fails
+            the test with its traceback (a clean failure is an exit, which is always kept).
+
+    Returns:
+        click's result: ``exit_code``, ``output`` (stdout and stderr), ``exception``.
+    """
+    from prefjudge.cli import main  # here: the subprocess helpers need no click command
+
+    result = CliRunner(env=env).invoke(main, [str(a) for a in args], input=input,
+                                       catch_exceptions=catch_exceptions)
+    if ok is not None:
+        shown = f"{result.output}\n{result.exception!r}"
+        assert (result.exit_code == 0) == ok, f"exit code {result.exit_code}: {shown}"
+    return result
 
 
 def cli_argv(*args: str) -> list[str]:

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.pj_cli import run_cli
-from helpers.pj_scripted_backend import ScriptedBackend, user_text
+from pj_cli import run_cli
+from pj_scripted_backend import ScriptedBackend, user_text
 
 from prefjudge.judge import JudgeSettings, judge_pairs
 from prefjudge.judge.facts.judge import CriterionError, parse_criterion, weigh

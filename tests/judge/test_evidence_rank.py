@@ -10,7 +10,8 @@ import json
 from itertools import combinations
 from pathlib import Path
 
-from helpers.pj_cli import run_cli
+from pj_cli import run_cli
+from pj_files import write_jsonl
 
 MODELS = ("sample-strong", "sample-medium", "sample-weak")
 
@@ -21,8 +22,7 @@ def test_evidence_verdicts_rank_the_sample_models_in_their_order_without_a_model
     sample = project_root / "datasets" / "sample"
     rows = [json.loads(line) for line in (sample / "generations.jsonl").open()]
     for model in MODELS:
-        (tmp_path / f"{model}.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in rows if r["model"] == model))
+        write_jsonl(tmp_path / f"{model}.jsonl", [r for r in rows if r["model"] == model])
     verdict_files = []
     for a, b in combinations(MODELS, 2):
         out = tmp_path / f"{a}__{b}.jsonl"
@@ -33,7 +33,7 @@ def test_evidence_verdicts_rank_the_sample_models_in_their_order_without_a_model
         verdict_files.append(out)
     battles = tmp_path / "battles.jsonl"
     verdicts = [json.loads(line) for path in verdict_files for line in path.open()]
-    battles.write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+    write_jsonl(battles, verdicts)
     assert all(v["cost"]["model_calls"] == 0 for v in verdicts)
     assert all(v["features_a"] and v["features_by"] for v in verdicts)
     decided = [v for v in verdicts if v["decided_by"] in ("evidence:correctness",
@@ -50,8 +50,7 @@ def test_rank_control_reads_the_features_judge_writes(project_root: Path, tmp_pa
     sample = project_root / "datasets" / "sample"
     rows = [json.loads(line) for line in (sample / "generations.jsonl").open()]
     for model in MODELS[:2]:
-        (tmp_path / f"{model}.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in rows if r["model"] == model))
+        write_jsonl(tmp_path / f"{model}.jsonl", [r for r in rows if r["model"] == model])
     verdicts = tmp_path / "verdicts.jsonl"
     run_cli("judge", str(tmp_path / f"{MODELS[0]}.jsonl"), str(tmp_path / f"{MODELS[1]}.jsonl"),
             "--tasks", str(sample / "tasks.jsonl"), "--tests", str(sample / "tasks.jsonl"),

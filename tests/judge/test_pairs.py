@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from pj_files import write_jsonl
+from pj_scripted_backend import ScriptedBackend
 
-from prefjudge.backends import Result, Usage
+from prefjudge.backends import Request
 from prefjudge.io import InputError
 from prefjudge.judge.pairs import (
     FIM_TEMPLATE,
@@ -35,11 +36,6 @@ from prefjudge.testbed.protocols import ProtocolRunner
 DATA = Path(__file__).resolve().parents[1] / "data" / "pairs"
 BCR_SAMPLE = DATA / "bigcodereward_sample.jsonl"
 BCR_BAD = DATA / "bigcodereward_bad_vote.jsonl"
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +86,7 @@ def test_codeprefbench_repeated_task_ids_get_unique_pair_ids(prefs: Path) -> Non
 
 
 def test_codeprefbench_votes_and_string_gt_choice(tmp_path: Path) -> None:
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "cpb.jsonl",
         [
             {
@@ -117,7 +113,7 @@ def test_codeprefbench_votes_and_string_gt_choice(tmp_path: Path) -> None:
 
 
 def test_codeprefbench_bad_rows_name_line_and_field(tmp_path: Path) -> None:
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "cpb.jsonl",
         [
             {"task_id": "X/1", "instruction": "i", "choices": ["a", "b"], "gt_choice": 0},
@@ -237,7 +233,7 @@ def test_bigcodereward_bad_vote_names_line_and_field() -> None:
 def test_bigcodereward_missing_assistant_message(tmp_path: Path) -> None:
     row = json.loads(BCR_SAMPLE.read_text(encoding="utf-8").splitlines()[0])
     row["states"]["model_B"]["messages"] = [["<|im_start|>user", "hi"]]
-    path = _write_jsonl(tmp_path / "bcr.jsonl", [row])
+    path = write_jsonl(tmp_path / "bcr.jsonl", [row])
     _, issues = load_pairs(path, skip_invalid=True)
     assert [(i.line, i.field) for i in issues] == [(1, "states.model_B.messages")]
 
@@ -265,7 +261,7 @@ def test_bigcodereward_parquet_without_pyarrow_is_clear(tmp_path: Path) -> None:
 def test_prefjudge_pairs_roundtrip(tmp_path: Path) -> None:
     original, _ = load_pairs(BCR_SAMPLE)
     path = tmp_path / "pairs.jsonl"
-    _write_jsonl(path, [p.model_dump(mode="json") for p in original])
+    write_jsonl(path, [p.model_dump(mode="json") for p in original])
     assert detect_format(path) == "prefjudge"
     loaded, issues = load_pairs(path)
     assert issues == []
@@ -281,7 +277,7 @@ def test_prefjudge_pairs_errors(tmp_path: Path) -> None:
         "response_a": "a",
         "response_b": "b",
     }
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "pairs.jsonl",
         [good, {**good, "pair_id": "p2", "label": "C"}, good],
     )
@@ -307,7 +303,7 @@ def test_detect_real_formats(prefs: Path) -> None:
 
 def test_detect_fixture_formats_and_unknown(tmp_path: Path) -> None:
     assert detect_format(BCR_SAMPLE) == "bigcodereward"
-    unknown = _write_jsonl(tmp_path / "x.jsonl", [{"foo": 1}])
+    unknown = write_jsonl(tmp_path / "x.jsonl", [{"foo": 1}])
     with pytest.raises(InputError, match=r"x\.jsonl:1: cannot tell the pair format"):
         load_pairs(unknown)
     other_csv = tmp_path / "x.csv"
@@ -323,7 +319,7 @@ def test_detect_fixture_formats_and_unknown(tmp_path: Path) -> None:
 
 
 def test_pairs_from_generations(tmp_path: Path) -> None:
-    gen_a = _write_jsonl(
+    gen_a = write_jsonl(
         tmp_path / "a.jsonl",
         [
             {"task_id": "t1", "model": "ma", "response": "a1", "prompt": "P1"},
@@ -332,7 +328,7 @@ def test_pairs_from_generations(tmp_path: Path) -> None:
             {"task_id": "only_a", "model": "ma", "response": "x"},
         ],
     )
-    gen_b = _write_jsonl(
+    gen_b = write_jsonl(
         tmp_path / "b.jsonl",
         [
             {"task_id": "t2", "model": "mb", "response": "b2"},
@@ -356,51 +352,30 @@ def test_pairs_from_generations(tmp_path: Path) -> None:
 
 
 def test_pairs_from_generations_without_instruction(tmp_path: Path) -> None:
-    gen_a = _write_jsonl(tmp_path / "a.jsonl", [{"task_id": "t1", "model": "ma", "response": "a"}])
-    gen_b = _write_jsonl(tmp_path / "b.jsonl", [{"task_id": "t1", "model": "mb", "response": "b"}])
+    gen_a = write_jsonl(tmp_path / "a.jsonl", [{"task_id": "t1", "model": "ma", "response": "a"}])
+    gen_b = write_jsonl(tmp_path / "b.jsonl", [{"task_id": "t1", "model": "mb", "response": "b"}])
     with pytest.raises(InputError) as excinfo:
         pairs_from_generations(gen_a, gen_b)
     assert f"{gen_a}:1: field 'prompt'" in str(excinfo.value)
     assert "'t1'" in str(excinfo.value)
 
 
-class _EchoBackend:
+def _echo(model: str) -> ScriptedBackend:
     """A scripted model: its reply names the model, the sample and the conversation."""
 
-    kind = "scripted"
-    notice = None
+    def reply(req: Request) -> str:
+        users = [m.content for m in req.messages if m.role == "user"]
+        return f"{model}|s{req.sample}|turns {len(users)}|{users[-1]}"
 
-    def __init__(self, model_id: str):
-        self.model_id = model_id
-        self.usage = Usage()
-
-    def identity(self) -> dict:
-        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
-
-    def fresh_calls(self):
-        return contextlib.nullcontext()
-
-    def generate(self, requests, *, on_result=None):
-        results = []
-        for req in requests:
-            users = [m.content for m in req.messages if m.role == "user"]
-            text = f"{self.model_id}|s{req.sample}|turns {len(users)}|{users[-1]}"
-            result = Result(request_id=req.id, model=self.model_id, text=text)
-            if on_result is not None:
-                on_result(result)
-            results.append(result)
-        return results
-
-    def close(self) -> None:
-        pass
+    return ScriptedBackend(reply, model_id=model)
 
 
 def _generate(path: Path, model: str, tasks: list[AugmentedTask], *, reverse: bool = False):
     """Write what ``prefjudge generate`` writes: single and multi, k = 0..2, two samples."""
-    runner = ProtocolRunner(_EchoBackend(model), tasks, protocols=["single", "multi"],
+    runner = ProtocolRunner(_echo(model), tasks, protocols=["single", "multi"],
                             ks=range(3), samples=2)
     rows = [g.model_dump(mode="json") for g in runner.run()]
-    return _write_jsonl(path, rows[::-1] if reverse else rows), rows
+    return write_jsonl(path, rows[::-1] if reverse else rows), rows
 
 
 GEN_TASKS = [
@@ -434,7 +409,7 @@ def test_generate_output_with_a_missing_generation_is_noted(tmp_path: Path) -> N
     gen_a, rows_a = _generate(tmp_path / "a.jsonl", "ma", GEN_TASKS)
     _, rows_b = _generate(tmp_path / "b0.jsonl", "mb", GEN_TASKS)
     kept = [r for r in rows_b if r["id"] != "T/1::single::k1::s0"]
-    gen_b = _write_jsonl(tmp_path / "b.jsonl", kept)
+    gen_b = write_jsonl(tmp_path / "b.jsonl", kept)
     pairs, notes = pairs_from_generations(gen_a, gen_b, tasks={"T/1": "P1", "T/2": "P2"})
     assert len(pairs) == len(rows_a) - 1
     assert "T/1::single::k1::s0:ma:mb" not in {p.pair_id for p in pairs}
@@ -444,13 +419,13 @@ def test_generate_output_with_a_missing_generation_is_noted(tmp_path: Path) -> N
 
 
 def test_join_falls_back_to_task_id_when_one_file_lacks_the_fields(tmp_path: Path) -> None:
-    gen_a = _write_jsonl(tmp_path / "a.jsonl", [
+    gen_a = write_jsonl(tmp_path / "a.jsonl", [
         {"task_id": "t1", "model": "ma", "response": "a-k0", "protocol": "single", "k": 0,
          "sample": 0},
         {"task_id": "t1", "model": "ma", "response": "a-k1", "protocol": "single", "k": 1,
          "sample": 0},
     ])
-    gen_b = _write_jsonl(tmp_path / "b.jsonl", [
+    gen_b = write_jsonl(tmp_path / "b.jsonl", [
         {"task_id": "t1", "model": "mb", "response": "b", "prompt": "P1"},
     ])
     pairs, notes = pairs_from_generations(gen_a, gen_b)
@@ -466,8 +441,8 @@ def test_join_falls_back_to_task_id_when_one_file_lacks_the_fields(tmp_path: Pat
 def test_join_uses_the_fields_both_files_carry(tmp_path: Path) -> None:
     rows = [{"task_id": "t1", "model": "m", "response": f"r{s}", "prompt": "P", "sample": s}
             for s in (0, 1)]
-    gen_a = _write_jsonl(tmp_path / "a.jsonl", [dict(r, model="ma") for r in rows])
-    gen_b = _write_jsonl(tmp_path / "b.jsonl", [dict(r, model="mb") for r in rows[::-1]])
+    gen_a = write_jsonl(tmp_path / "a.jsonl", [dict(r, model="ma") for r in rows])
+    gen_b = write_jsonl(tmp_path / "b.jsonl", [dict(r, model="mb") for r in rows[::-1]])
     pairs, notes = pairs_from_generations(gen_a, gen_b)
     assert notes == []
     assert [(p.pair_id, p.response_a, p.response_b, p.sample) for p in pairs] == [
@@ -515,11 +490,11 @@ def test_evidence_from_scored() -> None:
 
 
 def test_attach_evidence(tmp_path: Path) -> None:
-    scored_a = _write_jsonl(
+    scored_a = write_jsonl(
         tmp_path / "sa.jsonl",
         [_scored("t1", "ma", FuncResult(status="pass")), _scored("t2", "ma", None)],
     )
-    scored_b = _write_jsonl(
+    scored_b = write_jsonl(
         tmp_path / "sb.jsonl",
         [_scored("t1", "mb", FuncResult(status="timeout"))],
     )
@@ -553,8 +528,8 @@ def test_attach_evidence_matches_the_generation_of_each_side(tmp_path: Path) -> 
             ).model_dump(mode="json"))
         return out
 
-    scored_a = _write_jsonl(tmp_path / "sa.jsonl", scored(rows_a))
-    scored_b = _write_jsonl(tmp_path / "sb.jsonl", scored(rows_b[::-1]))
+    scored_a = write_jsonl(tmp_path / "sa.jsonl", scored(rows_a))
+    scored_b = write_jsonl(tmp_path / "sb.jsonl", scored(rows_b[::-1]))
     out, notes = attach_evidence(pairs, scored_a, scored_b)
     assert notes == []
     for pair in out:
@@ -564,7 +539,7 @@ def test_attach_evidence_matches_the_generation_of_each_side(tmp_path: Path) -> 
     # a scored file without the generation fields cannot tell the generations apart
     bare = [{k: v for k, v in row.items() if k not in ("protocol", "k", "sample")}
             for row in scored(rows_b)]
-    out, notes = attach_evidence(pairs[:1], scored_a, _write_jsonl(tmp_path / "bare.jsonl", bare))
+    out, notes = attach_evidence(pairs[:1], scored_a, write_jsonl(tmp_path / "bare.jsonl", bare))
     assert out[0].evidence_b == []
     assert notes == [
         f"pair {pairs[0].pair_id}: no scored record for task 'T/1', protocol 'single', k 0, "

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
 from pj_scripted_backend import ScriptedBackend, shown, user_text
 
 from prefjudge.backends import Request, Sampling
-from prefjudge.cli import main
 from prefjudge.persona.compare import ComparisonItem, compare
 from prefjudge.persona.profile import (
     GENERIC_USER,
@@ -271,7 +271,7 @@ def test_position_bias_becomes_ties_and_errors_stay_errors() -> None:
 
 
 def test_persona_list_and_flips_commands(tmp_path: Path) -> None:
-    listed = CliRunner().invoke(main, ["persona", "list"])
+    listed = invoke("persona", "list")
     assert listed.exit_code == 0 and "ai_researcher" in listed.output
     rows = []
     for i in range(12):
@@ -280,14 +280,13 @@ def test_persona_list_and_flips_commands(tmp_path: Path) -> None:
                          "model_a": "m1", "model_b": "m2", "dimensions": [
                              {"dimension": "clarity", "forward": winner, "swapped": winner,
                               "outcome": winner}]})
-    path = tmp_path / "cmp.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = CliRunner().invoke(main, ["persona", "flips", str(path), "--bootstrap", "200"])
+    path = write_jsonl(tmp_path / "cmp.jsonl", rows)
+    result = invoke("persona", "flips", str(path), "--bootstrap", "200")
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "cmp.flips.json").read_text())
     assert "clarity" in summary["flipped"] and "clarity" in summary["significant_flips"]
     assert (tmp_path / "cmp.flips.png").stat().st_size > 1000
     assert (tmp_path / "cmp.flips.csv").read_text().startswith("dimension,")
     path.write_text('{"task_id": "t"}\n')
-    bad = CliRunner().invoke(main, ["persona", "flips", str(path)])
+    bad = invoke("persona", "flips", str(path))
     assert bad.exit_code == 1 and "cmp.jsonl:1: field 'model_a'" in bad.output

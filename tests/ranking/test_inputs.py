@@ -6,6 +6,7 @@ import gzip
 import json
 
 import pytest
+from pj_files import write_jsonl
 
 from prefjudge.io import InputError
 from prefjudge.ranking.inputs import (
@@ -66,7 +67,7 @@ def test_bad_weight_and_skip_invalid(tmp_path):
     lines = [{"model_a": "x", "model_b": "y", "winner": "tie", "weight": -1},
              {"model_a": "x", "model_b": "y", "winner": "model_a", "weight": "heavy"},
              {"model_a": "x", "model_b": "y", "winner": "model_a"}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     with pytest.raises(InputError) as info:
         read_battles(path)
     assert len(info.value.issues) == 2

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-from prefjudge.cli import main
+from pj_cli import invoke
+from pj_files import write_jsonl
 
 CONTRACT = ["model", "rating", "lower", "upper", "rank", "rank_lower", "rank_upper", "battles",
             "win_rate"]
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def round_robin(models=("alpha", "beta", "gamma", "delta"), category=None) -> list[dict]:
@@ -35,11 +28,6 @@ def round_robin(models=("alpha", "beta", "gamma", "delta"), category=None) -> li
         for row in rows:
             row["category"] = category
     return rows
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    return result
 
 
 # --------------------------------------------------------------------------- rank

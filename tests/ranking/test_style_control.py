@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from prefjudge.cli import main
 from prefjudge.features import (
     FALLBACK_TOKENIZER,
     features_record,
@@ -82,11 +82,6 @@ def make_battles(seed: int = SEED, n_models: int = N_MODELS, n: int = N_BATTLES)
         rows.append({"model_a": names[i], "model_b": names[j], "winner": winner,
                      "features_a": fa, "features_b": fb})
     return rows
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -294,10 +289,6 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_estimates(frame):
 
 
 # --------------------------------------------------------------------------- (c) the CLI
-
-
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def test_rank_control_style_end_to_end(tmp_path, battle_file, frame):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pj_files import write_jsonl
 
 from prefjudge.io import InputIssue, read_records
 from prefjudge.records import Generation, Task
@@ -23,11 +24,6 @@ from prefjudge.scoring.score import generation_keys
 from prefjudge.scoring.taxonomy import load_taxonomy
 
 EXPECTED_FORMATS = ("prefjudge generations", "EvalPlus", "BigCodeBench", "SWE-IF")
-
-
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def read_quietly(path: Path, **kwargs: Any) -> tuple[list[tuple[int, Generation]],
@@ -89,8 +85,8 @@ def test_model_from_path_is_the_stem(name: str, model: str) -> None:
 
 
 def test_model_from_argument_wins_over_file_name(tmp_path: Path) -> None:
-    path = write(tmp_path / "gpt-4o_0-instructions.jsonl",
-                 [{"task_id": "HumanEval/0", "solution": "x = 1\n"}])
+    path = write_jsonl(tmp_path / "gpt-4o_0-instructions.jsonl",
+                       [{"task_id": "HumanEval/0", "solution": "x = 1\n"}])
     (_, by_name), = read_quietly(path)[0]
     (_, by_argument), = read_quietly(path, model="openai/gpt-4o")[0]
     assert by_name.model == "gpt-4o_0-instructions"
@@ -98,13 +94,13 @@ def test_model_from_argument_wins_over_file_name(tmp_path: Path) -> None:
 
 
 def test_model_name_is_normalized_like_every_model_name(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "solution": "x"}])
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "solution": "x"}])
     (_, gen), = read_quietly(path, model="cafe\u0301")[0]
     assert gen.model == "caf\u00e9"
 
 
 def test_no_model_name_at_all_is_an_issue_on_each_sample_line(tmp_path: Path) -> None:
-    path = write(tmp_path / ".jsonl", [{"task_id": "HumanEval/0", "solution": "x"}])
+    path = write_jsonl(tmp_path / ".jsonl", [{"task_id": "HumanEval/0", "solution": "x"}])
     assert model_from_path(path) == ""
     records, issues = read_quietly(path)
     assert records == []
@@ -124,7 +120,7 @@ def test_evalplus_solutions_with_repeats_get_distinct_stable_ids(tmp_path: Path)
         {"task_id": "HumanEval/0", "solution": "def a():\n    return 2\n"},
         {"task_id": "HumanEval/0", "solution": "def a():\n    return 3\n"},
     ]
-    path = write(tmp_path / "codegen.jsonl", rows)
+    path = write_jsonl(tmp_path / "codegen.jsonl", rows)
     records, issues = read_quietly(path, model="m")
     assert issues == []
     assert [line for line, _ in records] == [1, 2, 3, 4]
@@ -154,7 +150,7 @@ def test_evalplus_completion_is_appended_to_the_task_prompt(tmp_path: Path) -> N
         "BigCodeBench/1": Task(task_id="BigCodeBench/1", prompt="Write a function.",
                                metadata={"complete_prompt": "import os\ndef task_func():\n"}),
     }
-    path = write(tmp_path / "s.jsonl", [
+    path = write_jsonl(tmp_path / "s.jsonl", [
         {"task_id": "HumanEval/0", "completion": "    return x\n"},
         {"task_id": "Mbpp/2", "completion": "def f():\n    return 2\n"},
     ])
@@ -164,13 +160,14 @@ def test_evalplus_completion_is_appended_to_the_task_prompt(tmp_path: Path) -> N
         "def f(x):\n    \"\"\"Doc.\"\"\"\n    return x\n",
         '"""\nWrite f.\n"""\ndef f():\n    return 2\n',
     ]
-    bcb = write(tmp_path / "bcb.jsonl", [{"task_id": "BigCodeBench/1", "completion": "    pass\n"}])
+    bcb = write_jsonl(tmp_path / "bcb.jsonl",
+                      [{"task_id": "BigCodeBench/1", "completion": "    pass\n"}])
     (_, gen), = read_quietly(bcb, model="m", tasks=tasks)[0]
     assert gen.response == "import os\ndef task_func():\n    pass\n"
 
 
 def test_completion_without_tasks_is_scored_alone_and_said_once(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", [
+    path = write_jsonl(tmp_path / "s.jsonl", [
         {"task_id": "HumanEval/0", "completion": "    return 0\n"},
         {"task_id": "HumanEval/1", "completion": "    return 1\n"},
         {"task_id": "HumanEval/2", "solution": "x = 2\n"},
@@ -187,8 +184,8 @@ def test_completion_without_tasks_is_scored_alone_and_said_once(tmp_path: Path) 
 
 def test_solution_wins_over_completion_as_in_evalplus(tmp_path: Path) -> None:
     tasks = {"HumanEval/0": Task(task_id="HumanEval/0", prompt="PROMPT\n")}
-    path = write(tmp_path / "s.jsonl",
-                 [{"task_id": "HumanEval/0", "solution": "full\n", "completion": "tail\n"}])
+    path = write_jsonl(tmp_path / "s.jsonl",
+                       [{"task_id": "HumanEval/0", "solution": "full\n", "completion": "tail\n"}])
     (_, gen), = read_quietly(path, model="m", tasks=tasks)[0]
     assert gen.response == "full\n"
 
@@ -214,7 +211,7 @@ def test_gzipped_samples_and_a_broken_line_are_read_like_any_input(tmp_path: Pat
 ])
 def test_bad_sample_fields_are_located(tmp_path: Path, row: dict[str, Any], field: str,
                                        words: str) -> None:
-    path = write(tmp_path / "s.jsonl", [{"task_id": "HumanEval/9", "solution": "ok"}, row])
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "HumanEval/9", "solution": "ok"}, row])
     records, issues = read_quietly(path, model="m")
     assert [line for line, _ in records] == [1]
     assert [(i.path, i.line, i.field) for i in issues] == [(str(path), 2, field)]
@@ -226,7 +223,8 @@ def test_bad_sample_fields_are_located(tmp_path: Path, row: dict[str, Any], fiel
 
 def test_bigcodebench_raw_solution_is_scored_when_present(tmp_path: Path) -> None:
     raw = fenced("import os\n\ndef task_func():\n    return os.sep\n")
-    path = write(tmp_path / "model--bigcodebench-instruct--vllm-0-1-sanitized_calibrated.jsonl", [
+    name = "model--bigcodebench-instruct--vllm-0-1-sanitized_calibrated.jsonl"
+    path = write_jsonl(tmp_path / name, [
         {"task_id": "BigCodeBench/0", "solution": "import os\n", "raw_solution": raw},
         {"task_id": "BigCodeBench/1", "solution": "x = 1\n"},
         {"task_id": "BigCodeBench/0", "solution": "y = 2\n", "raw_solution": None},
@@ -260,7 +258,7 @@ LOGIC_1 = {"index": "logic_1", "parameters": {}}
 
 
 def test_swe_if_generation_maps_response_and_constraints(tmp_path: Path) -> None:
-    path = write(tmp_path / "gpt-4o_2-instructions.jsonl", [
+    path = write_jsonl(tmp_path / "gpt-4o_2-instructions.jsonl", [
         swe_if_row("BigCodeBench/0", fenced("x = 1\n"), [STYLE_3, DOC_1]),
         swe_if_row("BigCodeBench/1", fenced("y = 1\n"), []),
     ])
@@ -282,7 +280,7 @@ def test_swe_if_generation_maps_response_and_constraints(tmp_path: Path) -> None
 
 def test_swe_if_failed_generation_keeps_the_error_not_the_message_as_code(
         tmp_path: Path) -> None:
-    path = write(tmp_path / "m_1-instructions.jsonl", [
+    path = write_jsonl(tmp_path / "m_1-instructions.jsonl", [
         swe_if_row("BigCodeBench/0", "Failed after 3 attempts. Last error: 429", [STYLE_3],
                    status="failed_after_retries"),
         {"task_id": "BigCodeBench/1", "solution": "", "full_response": "",
@@ -308,7 +306,7 @@ def test_swe_if_failed_generation_keeps_the_error_not_the_message_as_code(
 ])
 def test_bad_swe_if_constraints_are_located(tmp_path: Path, info: Any, field: str) -> None:
     row = {**swe_if_row("BigCodeBench/0", "x", []), "if_info": info}
-    path = write(tmp_path / "m.jsonl", [row])
+    path = write_jsonl(tmp_path / "m.jsonl", [row])
     records, issues = read_quietly(path)
     assert records == []
     assert [(i.line, i.field) for i in issues] == [(1, field)]
@@ -331,8 +329,8 @@ def edit_row(task_id: str, constraints: list[dict[str, Any]], replies: list[str]
 
 def test_swe_if_editing_becomes_multi_turn_with_turns_from_messages(tmp_path: Path) -> None:
     replies = [fenced("a = 1\n"), fenced("a = 2\n"), fenced("a = 3\n")]
-    path = write(tmp_path / "m_2-instructions.jsonl",
-                 [edit_row("BigCodeBench/5", [DOC_1, LOGIC_1], replies)])
+    path = write_jsonl(tmp_path / "m_2-instructions.jsonl",
+                       [edit_row("BigCodeBench/5", [DOC_1, LOGIC_1], replies)])
     records, issues = read_quietly(path)
     assert issues == []
     (_, gen), = records
@@ -353,7 +351,7 @@ def test_openai_style_messages_map_too(tmp_path: Path) -> None:
     row = edit_row("t", [DOC_1], ["one", "two"])
     row["messages"] = [{"role": m["role"].replace("model", "assistant"),
                         "content": m["parts"][0]["text"]} for m in row["messages"]]
-    (_, gen), = read_quietly(write(tmp_path / "m.jsonl", [row]))[0]
+    (_, gen), = read_quietly(write_jsonl(tmp_path / "m.jsonl", [row]))[0]
     assert gen.turns is not None and [t.response for t in gen.turns] == ["one", "two"]
 
 
@@ -367,7 +365,7 @@ def test_openai_style_messages_map_too(tmp_path: Path) -> None:
 def test_editing_messages_that_do_not_map_give_no_turns(tmp_path: Path, spoil: Any) -> None:
     row = edit_row("t", [DOC_1], ["one", "two"])
     spoil(row)
-    records, issues = read_quietly(write(tmp_path / "m.jsonl", [row]))
+    records, issues = read_quietly(write_jsonl(tmp_path / "m.jsonl", [row]))
     assert issues == []
     (_, gen), = records
     assert gen.turns is None and gen.protocol == "multi" and gen.k == 1
@@ -375,7 +373,7 @@ def test_editing_messages_that_do_not_map_give_no_turns(tmp_path: Path, spoil: A
 
 def test_editing_constraints_must_match_edit_num(tmp_path: Path) -> None:
     row = edit_row("t", [DOC_1, LOGIC_1], ["a", "b", "c"], edit_num=3)
-    records, issues = read_quietly(write(tmp_path / "m.jsonl", [row]))
+    records, issues = read_quietly(write_jsonl(tmp_path / "m.jsonl", [row]))
     assert records == []
     assert [(i.line, i.field) for i in issues] == [(1, "if_info.constraints")]
     assert "2 constraint(s) but edit_num is 3" in issues[0].message
@@ -386,7 +384,7 @@ def test_editing_constraints_must_match_edit_num(tmp_path: Path) -> None:
 
 def test_a_line_in_no_known_format_names_file_line_field_and_the_formats(
         tmp_path: Path) -> None:
-    path = write(tmp_path / "odd.jsonl", [{"task_id": "t", "code": "x"}])
+    path = write_jsonl(tmp_path / "odd.jsonl", [{"task_id": "t", "code": "x"}])
     records, issues = read_quietly(path, model="m")
     assert records == []
     assert [(i.path, i.line, i.field) for i in issues] == [(str(path), 1, "response")]
@@ -397,7 +395,7 @@ def test_a_line_in_no_known_format_names_file_line_field_and_the_formats(
 
 
 def test_response_and_solution_without_model_is_ambiguous(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", [
+    path = write_jsonl(tmp_path / "s.jsonl", [
         {"task_id": "HumanEval/0", "solution": "x"},
         {"task_id": "HumanEval/1", "response": "y", "solution": "y"},
     ])
@@ -408,7 +406,7 @@ def test_response_and_solution_without_model_is_ambiguous(tmp_path: Path) -> Non
 
 
 def test_lines_of_two_formats_in_one_file_are_issues_after_the_first(tmp_path: Path) -> None:
-    path = write(tmp_path / "mixed.jsonl", [
+    path = write_jsonl(tmp_path / "mixed.jsonl", [
         {"task_id": "HumanEval/0", "solution": "x"},
         {"task_id": "HumanEval/0", "model": "m", "response": "y"},
         {"task_id": "BigCodeBench/0", "solution": "z"},
@@ -424,7 +422,7 @@ def test_lines_of_two_formats_in_one_file_are_issues_after_the_first(tmp_path: P
 
 
 def test_the_format_comes_from_the_first_recognised_line(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", [
+    path = write_jsonl(tmp_path / "s.jsonl", [
         {"task_id": "HumanEval/0"},
         {"task_id": "HumanEval/1", "solution": "x"},
     ])
@@ -432,7 +430,7 @@ def test_the_format_comes_from_the_first_recognised_line(tmp_path: Path) -> None
     assert [line for line, _ in records] == [2]
     assert [(i.line, i.field) for i in issues] == [(1, "solution")]
     assert "evalplus format (line 2)" in issues[0].message
-    swe = write(tmp_path / "w.jsonl", [swe_if_row("t", "x", []), {"task_id": "t", "x": 1}])
+    swe = write_jsonl(tmp_path / "w.jsonl", [swe_if_row("t", "x", []), {"task_id": "t", "x": 1}])
     records, issues = read_quietly(swe)
     assert [(i.line, i.field) for i in issues] == [(2, "full_response")]
 
@@ -451,7 +449,7 @@ def test_prefjudge_sample_reads_exactly_as_read_records(project_root: Path) -> N
 
 def test_prefjudge_problems_are_reported_as_before(tmp_path: Path) -> None:
     good = {"task_id": "t", "model": "m", "response": "x", "protocol": "single", "k": 0}
-    path = write(tmp_path / "g.jsonl", [
+    path = write_jsonl(tmp_path / "g.jsonl", [
         good,
         {"task_id": "t", "model": "m"},  # no response: still read as prefjudge
         {**good, "k": -1},
@@ -467,7 +465,7 @@ def test_prefjudge_problems_are_reported_as_before(tmp_path: Path) -> None:
 
 
 def test_model_argument_fills_a_missing_model_and_refuses_another(tmp_path: Path) -> None:
-    path = write(tmp_path / "g.jsonl", [
+    path = write_jsonl(tmp_path / "g.jsonl", [
         {"task_id": "t", "response": "x"},
         {"task_id": "t", "model": "m", "response": "y"},
         {"task_id": "t", "model": "other", "response": "z"},
@@ -479,7 +477,8 @@ def test_model_argument_fills_a_missing_model_and_refuses_another(tmp_path: Path
     records, issues = read_quietly(path)
     assert [line for line, _ in records] == [2, 3]
     assert [(i.line, i.field) for i in issues] == [(1, "model")]
-    nfd = write(tmp_path / "nfd.jsonl", [{"task_id": "t", "model": "cafe\u0301", "response": "x"}])
+    nfd = write_jsonl(tmp_path / "nfd.jsonl",
+                      [{"task_id": "t", "model": "cafe\u0301", "response": "x"}])
     records, issues = read_quietly(nfd, model="caf\u00e9")
     assert issues == [] and records[0][1].model == "caf\u00e9"
 
@@ -511,7 +510,7 @@ def test_evalperf_solutions_read_back_as_valid_generations(shared_data: Path,
         pytest.skip(f"{brief} is absent")
     rows = evalperf_rows(brief)
     stem = brief.name.removesuffix(".json")  # what a user would name the samples file
-    path = write(tmp_path / f"{stem}.jsonl", rows)
+    path = write_jsonl(tmp_path / f"{stem}.jsonl", rows)
     records, issues = read_quietly(path)
     assert issues == []
     assert [line for line, _ in records] == list(range(1, len(rows) + 1))
@@ -534,7 +533,7 @@ def test_evalperf_solutions_read_back_as_valid_generations(shared_data: Path,
 def test_every_evalperf_model_reads_back_in_one_file(shared_data: Path, tmp_path: Path) -> None:
     files = evalperf_files(shared_data)
     rows = [row for brief in files for row in evalperf_rows(brief)]
-    path = write(tmp_path / "all.jsonl", rows)
+    path = write_jsonl(tmp_path / "all.jsonl", rows)
     records, issues = read_quietly(path, model="evalperf-all")
     assert issues == []
     assert len(records) == len(rows) > 50_000
@@ -562,7 +561,7 @@ def test_evalperf_completions_take_the_evalplus_prompt(shared_data: Path, tmp_pa
     brief = evalperf_files(shared_data)[0]
     rows = [{"task_id": row["task_id"], "completion": row["solution"]}
             for row in evalperf_rows(brief)]
-    path = write(tmp_path / "completions.jsonl", rows)
+    path = write_jsonl(tmp_path / "completions.jsonl", rows)
     records, issues = read_quietly(path, model="m", tasks=tasks)
     assert issues == []
     assert {row["task_id"].split("/")[0] for row in rows} == {"HumanEval", "Mbpp"}

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from pj_cli import flat, rows
+from pj_cli import flat, invoke, rows
+from pj_files import write_jsonl
 from pj_schema_reply import schema_reply
 
-from prefjudge.cli import main
 from prefjudge.io import iter_objects
 from prefjudge.journal import binding_path
 from prefjudge.judge.pairs import load_pairs, load_preference_source, open_preference_source
@@ -60,11 +59,6 @@ def first_rows(path: Path, n: int = ROWS) -> list[dict[str, Any]]:
         if len(found) == n:
             break
     return found
-
-
-def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 def hub_snapshot(home: Path, repo_id: str) -> Path:
@@ -295,7 +289,7 @@ def test_without_datasets_the_message_says_what_to_install(
         load_task_source("bigcodebench")
     assert HUB_INSTALL_HINT in str(excinfo.value)
     assert "'datasets' library" in str(excinfo.value)
-    result = CliRunner().invoke(main, ["augment", "bigcodebench", "-o", str(tmp_path / "a.jsonl")])
+    result = invoke("augment", "bigcodebench", "-o", str(tmp_path / "a.jsonl"))
     assert result.exit_code == 1 and result.exception is not None
     assert HUB_INSTALL_HINT in result.output and "Traceback" not in result.output
 
@@ -314,7 +308,7 @@ def test_score_tasks_by_name_runs_the_hub_tests(
     out = tmp_path / "scores.jsonl"
     args = ["score", str(gens), "--tasks", "humanevalplus", "-o", str(out), "--workers", "2",
             "--bootstrap", "10"]
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert "5 tasks from hub:evalplus/humanevalplus[test]" in flat(result.stderr)
     assert [r["func"]["status"] for r in rows(out)] == ["pass"] * ROWS
@@ -322,17 +316,17 @@ def test_score_tasks_by_name_runs_the_hub_tests(
     assert binding["inputs"]["tasks"] == []
     [source] = binding["settings"]["tasks_sources"]
     assert source["hub"] == "evalplus/humanevalplus" and source["split"] == "test"
-    again = CliRunner().invoke(main, args)
+    again = invoke(*args)
     assert again.exit_code == 0 and "5 already scored, 0 to go" in flat(again.stderr)
 
 
 def test_score_with_a_dataset_not_cached_fails_cleanly(hf_home: Path, tmp_path: Path) -> None:
     gens = write_jsonl(tmp_path / "gens.jsonl", [{"task_id": "x", "model": "m", "response": ""}])
-    result = CliRunner().invoke(main, ["score", str(gens), "--tasks", "bigcodebench",
-                                       "-o", str(tmp_path / "s.jsonl")])
+    result = invoke("score", str(gens), "--tasks", "bigcodebench",
+                    "-o", str(tmp_path / "s.jsonl"))
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "hub:bigcode/bigcodebench[v0.1.4]: not in the local cache" in flat(result.output)
-    unknown = CliRunner().invoke(main, ["score", str(gens), "--tasks", "bigcodebnech"])
+    unknown = invoke("score", str(gens), "--tasks", "bigcodebnech")
     assert unknown.exit_code == 2 and "Invalid value for --tasks" in unknown.output
     assert "bigcodebench (bigcode/bigcodebench)" in flat(unknown.output)
 
@@ -342,7 +336,7 @@ def test_augment_by_name_with_a_limit_resumes_when_the_limit_grows(
 ) -> None:
     out = tmp_path / "augmented.jsonl"
     args = ["augment", "bigcodebench", "--split", "v0.1.0_hf", "-o", str(out), "--k", "3"]
-    result = CliRunner().invoke(main, [*args, "--limit", "3"])
+    result = invoke(*args, "--limit", "3")
     assert result.exit_code == 0, result.output
     ids = [r["task_id"] for r in bigcodebench]
     assert [r["task_id"] for r in rows(out)] == ids[:3]
@@ -351,7 +345,7 @@ def test_augment_by_name_with_a_limit_resumes_when_the_limit_grows(
     assert binding["settings"]["tasks_source"]["hub"] == "bigcode/bigcodebench"
     summary = json.loads(out.with_name("augmented.summary.json").read_text())
     assert summary["tasks_file"] == "hub:bigcode/bigcodebench[v0.1.0_hf]"
-    more = CliRunner().invoke(main, [*args, "--limit", "5"])
+    more = invoke(*args, "--limit", "5")
     assert more.exit_code == 0, more.output
     assert "3 tasks already in" in flat(more.stderr)
     assert [r["task_id"] for r in rows(out)] == ids
@@ -362,12 +356,12 @@ def test_judge_eval_by_name(
 ) -> None:
     fake_server.reply = schema_reply
     out = tmp_path / "eval"
-    result = CliRunner().invoke(main, [
+    result = invoke(
         "judge-eval", "codeprefbench", "--subset", "human-preference", "-o", str(out),
         "--method", "monolithic", "--limit", "2", "--bootstrap", "10",
         "--backend", "openai", "--base-url", fake_server.url, "--model", "fake",
         "--cache", str(tmp_path / "cache.sqlite"),
-    ])
+    )
     assert result.exit_code == 0, result.output
     verdicts = out / "verdicts-monolithic.jsonl"
     want, _ = load_pairs(codeprefbench)

@@ -9,9 +9,9 @@ import time
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
 
-from prefjudge.cli import main
 from prefjudge.records import CheckResult
 from prefjudge.scoring.score import summarise_checks
 
@@ -25,7 +25,7 @@ def read_jsonl(path):
 @pytest.fixture(scope="module")
 def sample_run(project_root, tmp_path_factory):
     out = tmp_path_factory.mktemp("score") / "scores.jsonl"
-    result = CliRunner().invoke(main, ["score", str(project_root / SAMPLE), "-o", str(out)])
+    result = invoke("score", str(project_root / SAMPLE), "-o", str(out))
     assert result.exit_code == 0, result.output
     return out, result.output
 
@@ -69,7 +69,7 @@ def test_rerun_resumes_without_redoing_finished_records(sample_run, tmp_path, pr
     partial.write_text("".join(json.dumps(r) + "\n" for r in kept) + lines[10][:40])
     binding = out.with_name(out.name + ".journal.json")  # the run that made these lines
     partial.with_name(partial.name + ".journal.json").write_text(binding.read_text())
-    result = CliRunner().invoke(main, ["score", str(project_root / SAMPLE), "-o", str(partial)])
+    result = invoke("score", str(project_root / SAMPLE), "-o", str(partial))
     assert result.exit_code == 0, result.output
     records = read_jsonl(partial)
     assert len(records) == len(lines)
@@ -96,15 +96,11 @@ def test_killed_run_resumes_to_completion(tmp_path, project_root):
     assert len(records) == 42 and len({r["meta"]["key"] for r in records}) == 42
 
 
-def write_gens(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
 def test_bad_input_names_file_line_and_field_and_scores_nothing(tmp_path, project_root):
     tasks = project_root / "datasets/sample/tasks.jsonl"
     gens = tmp_path / "gens.jsonl"
     good = {"task_id": "sample/fizzbuzz", "model": "m", "response": "x = 1"}
-    write_gens(gens, [
+    write_jsonl(gens, [
         good,
         {**good, "instructions": [{"id": "style_99"}]},
         {**good, "instructions": [{"id": "style_3", "params": {"line_length": 500}}]},
@@ -113,7 +109,7 @@ def test_bad_input_names_file_line_and_field_and_scores_nothing(tmp_path, projec
     with gens.open("a") as handle:
         handle.write("{broken\n")
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(main, ["score", str(gens), "--tasks", str(tasks), "-o", str(out)])
+    result = invoke("score", str(gens), "--tasks", str(tasks), "-o", str(out))
     assert result.exit_code != 0
     assert f"{gens}:2: field 'instructions.0" in result.output
     assert f"{gens}:3: field 'instructions.0.params.line_length'" in result.output
@@ -121,8 +117,8 @@ def test_bad_input_names_file_line_and_field_and_scores_nothing(tmp_path, projec
     assert f"{gens}:5:" in result.output and "not valid JSON" in result.output
     assert not out.exists() or not out.read_text()
 
-    result = CliRunner().invoke(main, ["score", str(gens), "--tasks", str(tasks), "-o", str(out),
-                                       "--skip-invalid"])
+    result = invoke("score", str(gens), "--tasks", str(tasks), "-o", str(out),
+                    "--skip-invalid")
     assert result.exit_code == 0, result.output
     assert len(read_jsonl(out)) == 1 and "skipped" in result.output
 
@@ -148,14 +144,14 @@ def test_bigcodebench_canonical_solutions_score_as_passing(shared_data, tmp_path
     stdlib = [t for t in tasks.values() if set(t.libs) <= sys.stdlib_module_names][:6]
     assert len(stdlib) == 6
     gens = tmp_path / "gens.jsonl"
-    write_gens(gens, [
+    write_jsonl(gens, [
         {"task_id": t.task_id, "model": "canonical",
          "response": f"```python\n{t.canonical_solution}\n```",
          "instructions": [{"id": "logic_1"}, {"id": "style_3", "params": {"line_length": 120}}]}
         for t in stdlib
     ])
     out = tmp_path / "scores.jsonl"
-    result = CliRunner().invoke(main, ["score", str(gens), "--tasks", str(path), "-o", str(out)])
+    result = invoke("score", str(gens), "--tasks", str(path), "-o", str(out))
     assert result.exit_code == 0, result.output
     records = read_jsonl(out)
     assert [r["func"]["status"] for r in records] == ["pass"] * 6, [r["func"] for r in records]
@@ -175,14 +171,14 @@ def test_multi_turn_generations_get_per_turn_checks(tmp_path):
          "instruction": refs[1]},
     ]
     gens = tmp_path / "gens.jsonl"
-    write_gens(gens, [
+    write_jsonl(gens, [
         {"id": "multi", "task_id": "t", "model": "m", "response": turns[-1]["response"],
          "instructions": refs, "protocol": "multi", "k": 2, "turns": turns},
         {"id": "single", "task_id": "t", "model": "m", "response": fenced(annotated),
          "instructions": refs, "protocol": "single", "k": 2},
     ])
     out = tmp_path / "scores.jsonl"
-    result = CliRunner().invoke(main, ["score", str(gens), "-o", str(out)])
+    result = invoke("score", str(gens), "-o", str(out))
     assert result.exit_code == 0, result.output
     multi, single = read_jsonl(out)
     statuses = [[(c["id"], c["status"]) for c in turn] for turn in multi["turn_results"]]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
-import json
-
 import pytest
+from pj_files import write_jsonl
 
 from prefjudge.io import InputError
 from prefjudge.records import Task
@@ -47,15 +45,6 @@ MBPP_PLUS = {
     "contract": "",
     "assertion": "\nassert f(1) == 2\n",
 }
-
-
-def write_jsonl(path, records, gz=False):
-    text = "".join(json.dumps(r) + "\n" for r in records)
-    if gz:
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text)
-    return path
 
 
 @pytest.mark.parametrize(

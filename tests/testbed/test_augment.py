@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from pydantic import ValidationError
+from pj_cli import invoke
+from pj_files import write_jsonl
+from pj_scripted_backend import ScriptedBackend
 
-from prefjudge.backends import Backend, Request, Result, Usage
-from prefjudge.cli import main
+from prefjudge.backends import Backend, Request
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
 from prefjudge.scoring.tasks import load_tasks
@@ -171,49 +169,6 @@ def test_rule_selector_is_reproducible():
     assert a.selector == "rule" and a.selector_seed == 3 and a.param_repairs == []
 
 
-class ScriptedBackend:
-    """A Backend whose replies are scripted per task id (parsed with the request schema)."""
-
-    kind = "scripted"
-    model_id = "scripted-model"
-    notice = None
-
-    def __init__(self, replies: Callable[[Request], str | None]):
-        self.replies = replies
-        self.usage = Usage()
-        self.requests: list[Request] = []
-
-    def identity(self) -> dict:
-        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
-
-    def fresh_calls(self):
-        return contextlib.nullcontext()
-
-    def generate(self, requests: Sequence[Request], *, on_result=None) -> list[Result]:
-        out = []
-        for request in requests:
-            self.requests.append(request)
-            text = self.replies(request)
-            if text is None:
-                result = Result(request_id=request.id, model=self.model_id,
-                                error="timed out", error_kind="request_failed")
-            else:
-                try:
-                    parsed = request.schema_model.model_validate_json(text)
-                    result = Result(request_id=request.id, model=self.model_id, text=text,
-                                    parsed=parsed)
-                except ValidationError as exc:
-                    result = Result(request_id=request.id, model=self.model_id, text=text,
-                                    error=str(exc), error_kind="invalid_output")
-            if on_result:
-                on_result(result)
-            out.append(result)
-        return out
-
-    def close(self) -> None:
-        pass
-
-
 def _reply(*items) -> str:
     return json.dumps({"instructions": [
         {"id": i, "params": [{"name": n, "value": v} for n, v in p.items()]} for i, p in items
@@ -239,7 +194,7 @@ def test_llm_selector_repairs():
         ("style_5", {}),
         ("style_1", {}),                                        # beyond k=5 -> dropped
     )
-    backend = ScriptedBackend(lambda request: reply)
+    backend = ScriptedBackend(lambda request: reply, model_id="scripted-model")
     [task] = select_llm([PANDAS_TASK], backend, k=5, seed=0)
     _assert_valid(task, 5)
     assert task.selector == "llm:scripted-model"
@@ -270,7 +225,7 @@ def test_llm_selector_fills_short_replies_and_falls_back():
             return _reply(("doc_4", {}))
         return None  # the stdio task's call fails
 
-    backend = ScriptedBackend(replies)
+    backend = ScriptedBackend(replies, failure="timed out")
     plain, stdio = select_llm([PLAIN_TASK, STDIO_TASK], backend, k=4, seed=1)
     _assert_valid(plain, 4)
     assert len(plain.instructions) == 4 and "doc_4" in _ids(plain)
@@ -287,16 +242,11 @@ def test_selector_prompt_lists_every_instruction():
     assert "keep" in prompt.lower() and "Reference solution" in prompt
 
 
-def _write_tasks(path, tasks):
-    path.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
-
-
 def test_cli_rule_run_resume_and_summary(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
-    _write_tasks(tasks, [PANDAS_TASK, PLAIN_TASK])
+    write_jsonl(tasks, [PANDAS_TASK, PLAIN_TASK])
     out = tmp_path / "aug.jsonl"
-    runner = CliRunner()
-    first = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7", "-o", str(out)])
+    first = invoke("augment", str(tasks), "--k", "3", "--seed", "7", "-o", str(out))
     assert first.exit_code == 0, first.output
     assert "invalid-parameter rate: 0.00%" in first.output and "error_handling" in first.output
     records = [AugmentedTask.model_validate_json(line) for line in out.read_text().splitlines()]
@@ -305,24 +255,24 @@ def test_cli_rule_run_resume_and_summary(tmp_path):
     summary = json.loads((tmp_path / "aug.summary.json").read_text())
     assert summary["tasks"] == 2 and summary["instructions"] == 6 and summary["seed"] == 7
     assert sum(summary["categories"].values()) == 6
-    _write_tasks(tasks, [PANDAS_TASK, PLAIN_TASK, STDIO_TASK])
-    changed = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7",
-                                   "-o", str(out)])
+    write_jsonl(tasks, [PANDAS_TASK, PLAIN_TASK, STDIO_TASK])
+    changed = invoke("augment", str(tasks), "--k", "3", "--seed", "7",
+                     "-o", str(out))
     assert changed.exit_code != 0 and "input tasks" in changed.output
     assert "has changed since" in changed.output
     grown = tmp_path / "grown.jsonl"
-    first = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7", "--limit", "2",
-                                 "-o", str(grown)])
+    first = invoke("augment", str(tasks), "--k", "3", "--seed", "7", "--limit", "2",
+                   "-o", str(grown))
     assert first.exit_code == 0, first.output
-    again = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "7",
-                                 "-o", str(grown)])
+    again = invoke("augment", str(tasks), "--k", "3", "--seed", "7",
+                   "-o", str(grown))
     assert again.exit_code == 0, again.output
     assert "resuming: 2 tasks already" in " ".join(again.output.split())
     lines = grown.read_text().splitlines()
     assert len(lines) == 3 and json.loads(lines[2])["task_id"] == "T/stdio"
     assert lines[:2] == out.read_text().splitlines()
-    clash = runner.invoke(main, ["augment", str(tasks), "--k", "3", "--seed", "8",
-                                 "-o", str(grown)])
+    clash = invoke("augment", str(tasks), "--k", "3", "--seed", "8",
+                   "-o", str(grown))
     assert clash.exit_code != 0 and "setting seed: 7 then, 8 now" in clash.output
 
 
@@ -330,13 +280,13 @@ def test_cli_llm_selector_with_scripted_backend(tmp_path, monkeypatch):
     from prefjudge.cli import augment_cmd
 
     reply = _reply(("doc_4", {}), ("style_3", {"line_length": 7}))
-    backend = ScriptedBackend(lambda request: reply)
+    backend = ScriptedBackend(lambda request: reply, model_id="scripted-model")
     monkeypatch.setattr(augment_cmd, "create_backend", lambda config: backend)
     tasks = tmp_path / "tasks.jsonl"
-    _write_tasks(tasks, [PLAIN_TASK])
+    write_jsonl(tasks, [PLAIN_TASK])
     out = tmp_path / "aug.jsonl"
-    result = CliRunner().invoke(main, ["augment", str(tasks), "--selector", "llm", "--k", "2",
-                                       "--no-cache", "-o", str(out)])
+    result = invoke("augment", str(tasks), "--selector", "llm", "--k", "2",
+                    "--no-cache", "-o", str(out))
     assert result.exit_code == 0, result.output
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["selector"] == "llm:scripted-model"

@@ -12,12 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from test_protocols import REFS, TAX, ScriptedBackend, users
+from pj_cli import WIDE, invoke
+from pj_files import write_jsonl
+from pj_scripted_backend import ScriptedBackend
+from test_protocols import REFS, TAX, users
 
 from prefjudge.backends import Message, Request, create_backend
 from prefjudge.backends.config import BackendConfig
-from prefjudge.cli import main
 from prefjudge.io import read_existing
 from prefjudge.journal import binding_path
 from prefjudge.paths import data_dir
@@ -126,8 +127,7 @@ def test_prompt_benchmark_of_loaded_tasks(tmp_path: Path) -> None:
            "complete_prompt": "def task_func():\n", "canonical_solution": "    return 1\n",
            "test": "", "entry_point": "task_func"}
     for record, expected in ((lcb, "livecodebench"), (bcb, "bigcodebench")):
-        path = tmp_path / f"{expected}.jsonl"
-        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        path = write_jsonl(tmp_path / f"{expected}.jsonl", [record])
         (loaded,) = load_tasks(path).values()
         assert prompt_benchmark(loaded) == expected
         assert REFERENCE_SYSTEM_PROMPT.for_task(loaded) == (
@@ -324,7 +324,7 @@ def scripted(monkeypatch) -> ScriptedBackend:
 
 
 def generate(*args: object) -> object:
-    return CliRunner().invoke(main, ["generate", *(str(a) for a in args), "--no-cache"])
+    return invoke("generate", *args, "--no-cache")
 
 
 def test_cli_default_is_the_reference_framing(tmp_path: Path, scripted: ScriptedBackend) -> None:
@@ -410,7 +410,7 @@ def test_cli_system_prompt_file_and_bad_values(tmp_path: Path, scripted: Scripte
 
 
 def test_cli_help_names_the_options() -> None:
-    result = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["generate", "--help"])
+    result = invoke("generate", "--help", env=WIDE)
     text = " ".join(result.output.split())
     assert "--framing [reference|numbered]" in text
     assert "--system-prompt reference|none|PATH" in text
@@ -426,21 +426,21 @@ def test_the_openai_backend_sends_the_system_message_first(fake_server, tmp_path
     cache = tmp_path / "cache.sqlite"
     base = ["generate", str(tasks), "--k", "0..1", "--backend", "openai", "--base-url",
             fake_server.url, "--model", "fake", "--cache", str(cache), "--max-concurrency", "1"]
-    result = CliRunner().invoke(main, [*base, "-o", str(tmp_path / "a.jsonl")])
+    result = invoke(*base, "-o", str(tmp_path / "a.jsonl"))
     assert result.exit_code == 0, result.output
     assert fake_server.calls == 2 * (2 + 1)  # per task: single k0 (= multi t1), k1, multi t2
     firsts = [body["messages"][0] for body in fake_server.bodies]
     assert {m["role"] for m in firsts} == {"system"}
     assert {m["content"] for m in firsts} == {BCB, LCB}
     # the same prompts without the system message are other cache entries: asked again
-    result = CliRunner().invoke(main, [*base, "-o", str(tmp_path / "b.jsonl"),
-                                       "--system-prompt", "none"])
+    result = invoke(*base, "-o", str(tmp_path / "b.jsonl"),
+                    "--system-prompt", "none")
     assert result.exit_code == 0, result.output
     assert fake_server.calls == 12
     assert all(m["role"] != "system" for body in fake_server.bodies[6:]
                for m in body["messages"])
     # and with it again, all from the cache
-    result = CliRunner().invoke(main, [*base, "-o", str(tmp_path / "c.jsonl")])
+    result = invoke(*base, "-o", str(tmp_path / "c.jsonl"))
     assert result.exit_code == 0, result.output
     assert fake_server.calls == 12
 
@@ -455,11 +455,11 @@ def test_reference_framing_real_model(vllm_server, tmp_path: Path) -> None:
     tasks = tmp_path / "aug.jsonl"
     tasks.write_text(augmented("BigCodeBench/1", "bigcodebench", n=1).model_dump_json() + "\n")
     out = tmp_path / "gens.jsonl"
-    result = CliRunner().invoke(main, [
+    result = invoke(
         "generate", str(tasks), "--k", "0..1", "-o", str(out), "--backend", "openai",
         "--base-url", vllm_server.url, "--model", vllm_server.model, "--max-tokens", "8",
         "--cache", str(tmp_path / "cache.sqlite"),
-    ])
+    )
     assert result.exit_code == 0, result.output
     records = read_existing(out)
     assert len(records) == 4

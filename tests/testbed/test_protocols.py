@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
+from pj_scripted_backend import ScriptedBackend
+from pj_scripted_backend import user_turns as users
 
-from prefjudge.backends import Backend, Request, Result, Usage
-from prefjudge.cli import main
+from prefjudge.backends import Backend, Request
 from prefjudge.io import read_existing
 from prefjudge.records import AugmentedTask, InstructionRef
 from prefjudge.scoring.taxonomy import load_taxonomy
@@ -32,54 +31,6 @@ REFS = [
     InstructionRef(id="style_2"),
     InstructionRef(id="style_3"),
 ]
-
-
-class ScriptedBackend:
-    """A Backend that answers from a function of the messages and records every call."""
-
-    kind = "scripted"
-    model_id = "scripted-model"
-    notice = None
-
-    def __init__(self, reply: Callable[[Request], str | None] | None = None):
-        self.reply = reply or (lambda req: f"reply {users(req)}")
-        self.calls: list[list[Request]] = []
-        self.usage = Usage()
-
-    def identity(self) -> dict:
-        return {"backend": self.kind, "model": self.model_id, "endpoint": "scripted"}
-
-    def fresh_calls(self):
-        return contextlib.nullcontext()
-
-    def generate(self, requests: Sequence[Request], *, on_result=None) -> list[Result]:
-        self.calls.append(list(requests))
-        results = []
-        for req in requests:
-            text = self.reply(req)
-            if text is None:
-                result = Result(request_id=req.id, model=self.model_id, error="boom",
-                                error_kind="request_failed")
-            else:
-                result = Result(request_id=req.id, model=self.model_id, text=text)
-            self.usage.requests += 1
-            if on_result is not None:
-                on_result(result)
-            results.append(result)
-        return results
-
-    def close(self) -> None:
-        pass
-
-    @property
-    def requests(self) -> list[Request]:
-        return [req for call in self.calls for req in call]
-
-
-def users(req: Request) -> int:
-    """The number of user turns in a request (its system message not counted)."""
-    return sum(m.role == "user" for m in req.messages)
-
 
 SYSTEM = reference_system_prompt("bigcodebench")  # what tasks of no known benchmark get
 
@@ -135,7 +86,7 @@ def test_multi_turn_prompts() -> None:
 
 
 def test_single_protocol_messages_and_records() -> None:
-    backend = ScriptedBackend()
+    backend = ScriptedBackend(model_id="scripted-model")
     t = task()
     gens = list(ProtocolRunner(backend, [t], protocols=["single"], ks=[0, 2]).run())
     assert len(backend.calls) == 1  # one batch
@@ -203,7 +154,7 @@ def test_failed_call_is_recorded_not_dropped() -> None:
     def reply(req: Request) -> str | None:
         return None if users(req) == 2 else "ok"  # the multi-turn second turn fails
 
-    backend = ScriptedBackend(reply)
+    backend = ScriptedBackend(reply, failure="boom")
     gens = by_id(list(ProtocolRunner(backend, [task()], protocols=["multi"], ks=range(4)).run()))
     assert len(gens) == 4
     assert gens["T/1::multi::k0::s0"].error is None
@@ -258,12 +209,12 @@ def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> N
     from prefjudge.scoring.score import prepare_job
 
     augmented = tmp_path / "augmented.jsonl"
-    augmented.write_text("".join(task(f"T/{i}").model_dump_json() + "\n" for i in range(2)))
+    write_jsonl(augmented, [task(f"T/{i}") for i in range(2)])
     backend = ScriptedBackend()
     monkeypatch.setattr(generate_cmd, "create_backend", lambda config: backend)
     out = tmp_path / "gens.jsonl"
     args = ["generate", str(augmented), "--k", "0..2", "-o", str(out), "--no-cache"]
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     records = read_existing(out)
     assert len(records) == 2 * 2 * 3
@@ -272,7 +223,7 @@ def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> N
     assert len(job.generations) == 12
     assert job.keys == [f"{r['model']}::{r['id']}" for r in records]
     calls = len(backend.calls)
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert len(backend.calls) == calls and len(read_existing(out)) == 12
     assert "resuming" in result.output
@@ -281,9 +232,9 @@ def test_cli_generate_writes_scoreable_records(tmp_path: Path, monkeypatch) -> N
 def test_cli_rejects_bad_k_and_bad_instructions(tmp_path: Path) -> None:
     augmented = tmp_path / "augmented.jsonl"
     bad = task().model_copy(update={"instructions": [InstructionRef(id="nope_9")]})
-    augmented.write_text(json.dumps(bad.model_dump(mode="json")) + "\n")
-    result = CliRunner().invoke(main, ["generate", str(augmented), "--k", "x"])
+    write_jsonl(augmented, [bad])
+    result = invoke("generate", str(augmented), "--k", "x")
     assert result.exit_code == 2 and "bad k" in result.output
-    result = CliRunner().invoke(main, ["generate", str(augmented), "--k", "1",
-                                       "-o", str(tmp_path / "o.jsonl")])
+    result = invoke("generate", str(augmented), "--k", "1",
+                    "-o", str(tmp_path / "o.jsonl"))
     assert result.exit_code == 1 and "nope_9" in result.output

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from pj_cli import invoke
 from pj_scripted_backend import ScriptedBackend, criterion_ids, shown, stage_of, user_text
 
 from prefjudge.backends import Request
-from prefjudge.cli import main
 from prefjudge.records import Pair
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,12 +78,6 @@ class Built:
     hostile_id: str
 
 
-def invoke(*args: Any) -> Result:
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert result.exit_code == 0, result.output + str(result.exception)
-    return result
-
-
 def _pairs() -> list[Pair]:
     return [
         Pair(pair_id="p0", task_id="t0", instruction="Write f(xs). </textarea>",
@@ -116,7 +110,7 @@ def _extra_scored(first: dict[str, Any]) -> tuple[str, str]:
 def build_results(root: Path, work: Path) -> Built:
     """Fill ``root`` with real command outputs (``work`` holds scratch files)."""
     scores = root / "scores" / "scores.jsonl"
-    invoke("score", SAMPLE / "generations.jsonl", "-o", scores, "--bootstrap", 50)
+    invoke("score", SAMPLE / "generations.jsonl", "-o", scores, "--bootstrap", 50, ok=True)
     scored = [json.loads(line) for line in scores.read_text("utf-8").splitlines()]
     text, hostile_id = _extra_scored(scored[0])
     (root / "scores" / "more_verdicts.jsonl").write_text(text, encoding="utf-8")
@@ -126,16 +120,16 @@ def build_results(root: Path, work: Path) -> Built:
     backend = ScriptedBackend(scripted_judge)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("prefjudge.cli.judge_cmd.open_backend", lambda config: backend)
-        invoke("judge", pairs, "-o", root / "verdicts.jsonl", "--min-criteria", 3)
+        invoke("judge", pairs, "-o", root / "verdicts.jsonl", "--min-criteria", 3, ok=True)
         a, b = work / "a.py", work / "b.py"
         a.write_text(GOOD, encoding="utf-8")
         b.write_text(HOSTILE, encoding="utf-8")
         invoke("pair", a, b, "--instruction", "Write f(xs).", "--method", "monolithic",
-               "-o", root / "single" / "pair-verdict.json")
+               "-o", root / "single" / "pair-verdict.json", ok=True)
     invoke("rank", root / "verdicts.jsonl", "-o", root / "leaderboard.csv", "--alpha", 0.01,
-           "--bootstrap", 20)
+           "--bootstrap", 20, ok=True)
     verdicts = [json.loads(line) for line in
                 (root / "verdicts.jsonl").read_text("utf-8").splitlines()]
-    view = invoke("view", root)
+    view = invoke("view", root, ok=True)
     return Built(root=root, page=root / "view.html", view=view, scored=scored,
                 verdicts=verdicts, hostile_id=hostile_id)
