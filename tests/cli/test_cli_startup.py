@@ -12,8 +12,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from prefjudge.cli import main, score_cmd
+from prefjudge.cli import main
 from prefjudge.cli.commands import COMMAND_MODULES, load_all
+from prefjudge.scoring import run as score_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-from pj_cli import flat
-
-from prefjudge.cli import main
+from pj_cli import flat, invoke
+from pj_files import write_jsonl
 
 # Fenced usage example first, the solution after: the profiles read different code.
 USAGE_FIRST = (
@@ -25,12 +23,11 @@ def write_generations(path: Path) -> Path:
         {"id": "g2", "task_id": "t2", "model": "m", "response": LONG,
          "instructions": [{"id": "style_1"}, {"id": "doc_2", "params": {"line_length": 60}}]},
     ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
+    return write_jsonl(path, rows)
 
 
 def score(*args: str):
-    return CliRunner().invoke(main, ["score", *args])
+    return invoke("score", *args)
 
 
 def statuses(path: Path) -> dict[str, list[str]]:
@@ -78,8 +75,8 @@ def test_resuming_with_another_profile_is_refused(tmp_path: Path) -> None:
 def test_resuming_after_the_verdict_code_changed_is_refused(tmp_path: Path, monkeypatch) -> None:
     # The journal records a digest of the harness and comparison code: after an upgrade
     # that changes how outcomes are decided, old and new verdicts never share a file.
-    from prefjudge.cli import score_cmd
     from prefjudge.sandbox import harness_digest
+    from prefjudge.scoring import run as score_cmd
 
     assert len(harness_digest()) == 16 and harness_digest() == harness_digest()
     gens = write_generations(tmp_path / "gens.jsonl")

@@ -13,14 +13,11 @@ from rich.console import Console
 from scipy.stats import kendalltau
 
 from prefjudge.cli import main
-from prefjudge.cli.suggest_output import (
-    print_and_write_suggestions,
-    read_battle_tasks,
-    suggest_for_rank,
-)
+from prefjudge.cli.suggest_output import print_and_write_suggestions
 from prefjudge.ranking import bradley_terry as bt
 from prefjudge.ranking import suggest as sg
-from prefjudge.ranking.inputs import BattleColumns, read_battles
+from prefjudge.ranking.inputs import BattleColumns, read_battle_tasks, read_battles
+from prefjudge.ranking.run import suggest_for_rank
 
 
 def battles(*groups: tuple[str, str, int, int, int]) -> pd.DataFrame:

@@ -16,16 +16,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from pj_cli import invoke
+from pj_files import write_jsonl
 from pj_verdicts import MODELS, VerdictSet, evidence_verdicts, write_verdicts
 
-from prefjudge.cli import main
-from prefjudge.cli.suggest_output import read_battle_tasks
 from prefjudge.experiment import leaderboard
 from prefjudge.experiment.judge_rounds import verdict_battles
 from prefjudge.experiment.plan import JudgePair
 from prefjudge.io import InputError, read_existing
-from prefjudge.ranking.inputs import BattleColumns, read_battles
+from prefjudge.ranking.inputs import BattleColumns, read_battle_tasks, read_battles
 from prefjudge.records import NO_EVIDENCE, Battle, Verdict
 
 NO_EVIDENCE_ROWS = 600
@@ -48,8 +47,8 @@ def files(verdicts: VerdictSet, tmp_path: Path) -> tuple[Path, Path]:
 def _rank(battles: Path, *args: str) -> tuple[str, dict, str]:
     """``rank BATTLES --skip-invalid ARGS``: the ratings CSV, the JSON and stderr."""
     out, js = battles.with_name("ratings.csv"), battles.with_name("ratings.json")
-    result = CliRunner().invoke(main, ["rank", str(battles), "--skip-invalid", "-o", str(out),
-                                       "--json", str(js), *args], catch_exceptions=False)
+    result = invoke("rank", str(battles), "--skip-invalid", "-o", str(out),
+                    "--json", str(js), *args)
     assert result.exit_code == 0, result.output
     text = js.read_text(encoding="utf-8").replace(str(battles), "VERDICTS")
     return out.read_text(encoding="utf-8"), json.loads(text), result.stderr
@@ -151,8 +150,7 @@ def test_generic_battle_rows_are_read_as_before(tmp_path: Path) -> None:
     """A plain battle row is no verdict, whatever else it carries: its tie is a battle."""
     rows = [{"model_a": "x", "model_b": "y", "winner": "tie", "decided_by": NO_EVIDENCE},
             {"model_a": "y", "model_b": "x", "winner": "model_a", "method": "evidence"}]
-    path = tmp_path / "arena.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path = write_jsonl(tmp_path / "arena.jsonl", rows)
     frame, issues = read_battles(path)
     assert issues == [] and list(frame["winner"]) == ["tie", "model_a"]
 
@@ -161,8 +159,7 @@ def test_verdict_rows_keep_the_weight_and_by_columns(verdicts: VerdictSet,
                                                      tmp_path: Path) -> None:
     rows = [{**v.model_dump(mode="json"), "weight": 2, "judge": "j1"} for v in verdicts.decided[:4]]
     rows.append({**verdicts.no_evidence[0].model_dump(mode="json"), "weight": 2, "judge": "j1"})
-    path = tmp_path / "weighted.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path = write_jsonl(tmp_path / "weighted.jsonl", rows)
     frame, _ = read_battles(path, columns=BattleColumns(category="judge"))
     assert list(frame["weight"]) == [2.0] * 4 and list(frame["category"]) == ["j1"] * 4
 

@@ -6,11 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.scale.ray_engine import RayRun, RaySettings
+from prefjudge.scale.ray_engine import RaySettings
+from prefjudge.scale.score_engine import RayEngine
 
 ENGINES = ("local", "ray")
 
@@ -50,30 +48,10 @@ def ray_settings(address: str, allow_degraded: bool, shard_size: int, shard_cpus
                        cpus_per_shard=shard_cpus, max_in_flight=max_in_flight)
 
 
-def engine_args(engine: str, address: str, allow_degraded: bool, shard_size: int,
-                shard_cpus: int, max_in_flight: int | None) -> list[str]:
-    """The same options as arguments for a stage's command line (``run``)."""
+def scoring_engine(engine: str, address: str, allow_degraded: bool, shard_size: int,
+                   shard_cpus: int, max_in_flight: int | None) -> RayEngine | None:
+    """The engine ``score_file`` runs on: None for this machine, else the Ray engine."""
     if engine == "local":
-        return []
-    args = ["--engine", engine, "--address", address, "--shard-size", str(shard_size),
-            "--shard-cpus", str(shard_cpus)]
-    if allow_degraded:
-        args.append("--allow-degraded")
-    if max_in_flight is not None:
-        args += ["--max-in-flight", str(max_in_flight)]
-    return args
-
-
-def print_nodes(run: RayRun, console: Console) -> None:
-    """The cluster's nodes: accepted (with their mode and shard slots) and refused (why)."""
-    table = Table(title="Ray nodes", title_justify="left")
-    for column in ("node", "host", "sandbox", "shards at once", "status"):
-        table.add_column(column)
-    for node in run.acceptance.accepted:
-        table.add_row(node.short_id, escape(node.host), node.mode,
-                      str(run.acceptance.capacity[node.node_id]), "[green]accepted[/]")
-    for node, _ in run.acceptance.refused:
-        table.add_row(node.short_id, escape(node.host), node.mode, "0", "[red]refused[/]")
-    console.print(table)
-    for node, why in run.acceptance.refused:  # whole, not wrapped in a narrow column
-        console.print(f"[red]refused {escape(node.label())}: {escape(why)}[/]")
+        return None
+    return RayEngine(ray_settings(address, allow_degraded, shard_size, shard_cpus,
+                                  max_in_flight))

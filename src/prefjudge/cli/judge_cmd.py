@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -15,31 +14,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from prefjudge.backends import NoModel
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import print_frame, report_usage, stdout
-from prefjudge.cli.judge_splits import (
-    bias_table,
-    first_of_each_split,
-    human_reference,
-    read_labelled_splits,
-    split_criteria,
-    split_table,
-)
+from prefjudge.cli.display import print_frame, stdout
+from prefjudge.cli.judge_splits import bias_table, split_table
 from prefjudge.cli.judging import (
     JUDGE_SAMPLING,
     METHOD_CHOICE,
-    evidence_binding,
+    judge_option_values,
     judge_options,
-    judge_to_file,
-    make_settings,
-    open_guidance,
     outcome_table,
     pairs_format_option,
     print_errors,
-    read_pair_inputs,
-    run_judging,
+    stage_failure,
+    usage_report,
 )
 from prefjudge.cli.options import (
     backend_options,
@@ -48,27 +36,28 @@ from prefjudge.cli.options import (
     renamed_option,
     source_options,
 )
+from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
-from prefjudge.features import tokenizer_for
-from prefjudge.io import InputError, read_text, summary_path
-from prefjudge.judge.bias import bias_diagnostics
-from prefjudge.judge.evaluation import (
-    DEFAULT_RESAMPLES,
-    compare_methods,
-    evaluate_by_split,
-    evaluate_verdicts,
+from prefjudge.io import InputError, read_text
+from prefjudge.judge import method_traits
+from prefjudge.judge.judge_eval import (
+    DEFAULT_METHODS,
+    JudgeEvalSettings,
+    evaluate_judges,
+    prepare_judge_eval,
 )
-from prefjudge.judge.heldout import (
-    GuidanceLeakageError,
-    evaluation_summary,
-    held_out_pairs,
-    paired_differences,
+from prefjudge.judge.run import (
+    JudgeFileSettings,
+    PairSettings,
+    judge_file,
+    judge_pair,
+    prepare_judge_file,
+    prepare_pair,
 )
-from prefjudge.judge.pairs import attach_evidence
-from prefjudge.judge.prompts import TemplateError
-from prefjudge.plots.judge import plot_methods
-from prefjudge.records import Pair, Verdict
+from prefjudge.records import Verdict
+from prefjudge.reporting import StageError
+from prefjudge.stats import DEFAULT_RESAMPLES
 
 SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
 
@@ -176,9 +165,12 @@ def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> Non
     show_default=True,
     help="Decisive criteria to print.",
 )
-@click.option("-o", "--output", type=OutputFile(stdout_ok=True),
-              help="Write the verdict JSON (- for stdout; the verdict table then prints on "
-              "stderr).")
+@click.option(
+    "-o",
+    "--output",
+    type=OutputFile(stdout_ok=True),
+    help="Write the verdict JSON (- for stdout; the verdict table then prints on stderr).",
+)
 @judge_options
 @backend_options(stage="judge", sampling=JUDGE_SAMPLING)
 def pair(
@@ -212,26 +204,37 @@ def pair(
         )
     else:
         text = instruction
-    the_pair = Pair(
-        pair_id="pair",
-        task_id=task_id or "pair",
-        instruction=text,
-        response_a=_read_text(response_a, "A"),
-        response_b=_read_text(response_b, "B"),
-    )
+    text_a, text_b = _read_text(response_a, "A"), _read_text(response_b, "B")
     to_stdout = is_stdout(output)
     if not to_stdout:
         check_output(output, "-o/--output")  # fail now, not after the model calls
     console = Console(stderr=True)
-    settings = make_settings(method, backend_config, open_guidance(guidance_dir), opts)
-    backend = NoModel() if method == "evidence" else open_backend(backend_config)
+    settings = PairSettings(
+        instruction=text,
+        response_a=text_a,
+        response_b=text_b,
+        method=method,  # type: ignore[arg-type]
+        task_id=task_id,
+        **judge_option_values(
+            opts,
+            guidance_dir=guidance_dir,
+            chunk_size=chunk_size,
+            sampling=backend_config.sampling(**JUDGE_SAMPLING),
+        ),
+    )
     try:
-        [verdict] = run_judging([the_pair], None, settings, backend, console, chunk_size=1,
-                                report=method != "evidence")
-    except TemplateError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        backend.close()
+        prepared = prepare_pair(settings)
+        needs_model = method_traits(method, settings.fallback).needs_model
+        backend = open_backend(backend_config) if needs_model else None
+        started = time.monotonic()
+        try:
+            verdict = judge_pair(settings, backend, ConsoleReporter(console), prepared=prepared)
+        finally:
+            usage_report(console, backend, started, done=True)
+            if backend is not None:
+                backend.close()
+    except StageError as exc:
+        raise stage_failure(exc) from exc
     _print_verdict(verdict, top, console if to_stdout else stdout)
     payload = verdict.model_dump_json(indent=2) + "\n"
     if to_stdout:
@@ -242,8 +245,7 @@ def pair(
         except OSError as exc:
             click.echo(payload, nl=False)  # the verdict is not lost: it goes to stdout
             raise click.ClickException(
-                f"cannot write {output} ({exc.strerror or exc}); the verdict JSON was "
-                "printed above"
+                f"cannot write {output} ({exc.strerror or exc}); the verdict JSON was printed above"
             ) from None
         console.print(f"wrote {output}")
     if verdict.status == "error":
@@ -289,8 +291,9 @@ def pair(
     help="Judge again pairs whose verdict is an error, asking the model again.",
 )
 @bootstrap_option(
-    DEFAULT_RESAMPLES, minimum=10, help="Bootstrap resamples for the agreement intervals "
-    "(pairs with human labels)."
+    DEFAULT_RESAMPLES,
+    minimum=10,
+    help="Bootstrap resamples for the agreement intervals (pairs with human labels).",
 )
 @ci_seed_option
 @force_new_option
@@ -325,56 +328,49 @@ def judge(
     arguments, they are generation files of two models joined on task_id, and on protocol,
     k and sample when both carry them (instructions from --tasks or a `prompt` field).
     """
-    if len(inputs) > 2:
-        raise click.UsageError("give one pair file, or two generation files")
     console = Console(stderr=True)
-    read = read_pair_inputs(inputs, tasks_path, fmt, skip_invalid, console, split=split,
-                            subset=subset)
-    pairs = read.pairs
-    if bool(scored_a) != bool(scored_b):
-        raise click.UsageError("--scored-a and --scored-b go together")
-    if scored_a and scored_b:
-        pairs, notes = attach_evidence(pairs, scored_a, scored_b)
-        for note in notes:
-            console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-        opts["evidence"] = True
-    if limit:
-        pairs = pairs[:limit]
-    guidance = open_guidance(guidance_dir)
-    settings = make_settings(method, backend_config, guidance, opts)
-    if not pairs:
-        raise click.ClickException(f"{', '.join(inputs)}: no pairs to judge")
-    backend = NoModel() if method == "evidence" else open_backend(backend_config)
-    try:
-        verdicts = judge_to_file(
-            pairs,
-            Path(output),
-            settings,
-            backend,
-            console,
-            stage="judge",
-            inputs={
-                "pairs": read.files.get("pairs", []),
-                "tasks": read.files.get("tasks", []),
-                "scored_a": scored_a,
-                "scored_b": scored_b,
-            },
-            extra={"format": fmt, **read.sources,
-                   **evidence_binding(settings, opts["tests_sources"])},
-            force_new=force_new,
+    reporter = ConsoleReporter(console)
+    settings = JudgeFileSettings(
+        inputs=inputs,
+        output=Path(output),
+        method=method,  # type: ignore[arg-type]
+        pairs_format=fmt,  # type: ignore[arg-type]
+        tasks=tasks_path,
+        split=split,
+        subset=subset,
+        scored_a=None if scored_a is None else Path(scored_a),
+        scored_b=None if scored_b is None else Path(scored_b),
+        limit=limit,
+        skip_invalid=skip_invalid,
+        retry_errors=retry_errors,
+        force_new=force_new,
+        bootstrap=bootstrap,
+        ci_seed=ci_seed,
+        **judge_option_values(
+            opts,
+            guidance_dir=guidance_dir,
             chunk_size=chunk_size,
-            retry_errors=retry_errors,
-            report=method != "evidence",
-        )
-    finally:
-        backend.close()
+            sampling=backend_config.sampling(**JUDGE_SAMPLING),
+        ),
+    )
+    try:
+        prepared = prepare_judge_file(settings, reporter)
+        needs_model = method_traits(method, settings.fallback).needs_model
+        backend = open_backend(backend_config) if needs_model else None
+        started, outcome = time.monotonic(), None
+        try:
+            outcome = judge_file(settings, backend, reporter, prepared=prepared)
+        finally:
+            usage_report(console, backend, started, done=outcome is not None)
+            if backend is not None:
+                backend.close()
+    except StageError as exc:
+        raise stage_failure(exc) from exc
+    verdicts = outcome.verdicts
     stdout.print(outcome_table(verdicts, f"{method} verdicts ({len(verdicts)} pairs)"))
     print_errors(console, verdicts)
-    if any(v.label for v in verdicts):
-        result = evaluate_verdicts(verdicts, n_resamples=bootstrap, seed=ci_seed)
-        summary_path(Path(output), ".json").write_text(
-            json.dumps(result, indent=2) + "\n", encoding="utf-8"
-        )
+    if outcome.agreement is not None:
+        result = outcome.agreement
         stdout.print(
             f"agreement with human labels: accuracy {_fmt(result['accuracy'])} "
             f"{_ci(result['accuracy_ci'])}, macro-F1 {_fmt(result['macro_f1'])}"
@@ -428,8 +424,11 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
     is_flag=True,
     help="With --guidance: evaluate only the pairs not used to build it.",
 )
-@click.option("--limit", type=click.IntRange(min=1),
-              help="Only the first N labelled pairs (of each, with several sources).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Only the first N labelled pairs (of each, with several sources).",
+)
 @renamed_option("--n-boot", "--bootstrap", "bootstrap", type=click.IntRange(min=10))
 @bootstrap_option(DEFAULT_RESAMPLES, minimum=10)
 @ci_seed_option
@@ -474,98 +473,61 @@ def judge_eval(
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
     console = Console(stderr=True)
-    read, split_of = read_labelled_splits(pairs_paths, fmt, skip_invalid, console,
-                                          split=split, subset=subset)
-    pairs = [p for p in read.pairs if p.label is not None]
-    pairs_path = ", ".join(pairs_paths)
-    if not pairs:
-        raise click.ClickException(f"{pairs_path}: no pair has a human label")
-    guidance = open_guidance(guidance_dir)
+    reporter = ConsoleReporter(console)
+    settings = JudgeEvalSettings(
+        sources=pairs_paths,
+        output=Path(output),
+        methods=methods or DEFAULT_METHODS,  # type: ignore[arg-type]
+        pairs_format=fmt,  # type: ignore[arg-type]
+        split=split,
+        subset=subset,
+        held_out=held_out,
+        limit=limit,
+        bootstrap=bootstrap,
+        ci_seed=ci_seed,
+        skip_invalid=skip_invalid,
+        retry_errors=retry_errors,
+        force_new=force_new,
+        **judge_option_values(
+            opts,
+            guidance_dir=guidance_dir,
+            chunk_size=chunk_size,
+            sampling=backend_config.sampling(**JUDGE_SAMPLING),
+        ),
+    )
     try:
-        kept = held_out_pairs(pairs, guidance, held_out=held_out)
-    except GuidanceLeakageError as exc:
-        raise click.ClickException(str(exc)) from None
-    pairs = kept.pairs
-    if kept.dropped:
-        console.print(
-            f"held out: {len(pairs)} pairs ({kept.dropped} used to build the guidance "
-            "are left out)"
-        )
-    if limit:
-        pairs = first_of_each_split(pairs, split_of, limit)
-    methods = methods or ("monolithic", "pointwise", "criteralign")
-    out = output
-    out.mkdir(parents=True, exist_ok=True)
-    needs_model = any(m != "evidence" for m in methods)
-    backend = open_backend(backend_config) if needs_model else NoModel()
-    results: dict[str, dict[str, Any]] = {}
-    by_split: dict[str, dict[str, dict[str, Any]]] = {}
-    started = time.monotonic()
-    verdicts_by_method: dict[str, list[Verdict]] = {}
-    try:
-        for method in methods:
-            settings = make_settings(method, backend_config, guidance, opts)
-            suffix = f"-{guidance.name}" if guidance else ""
-            verdicts = judge_to_file(
-                pairs,
-                out / f"verdicts-{method}{suffix}.jsonl",
-                settings,
-                backend,
-                console,
-                stage="judge-eval",
-                inputs={"pairs": read.files.get("pairs", [])},
-                extra={"format": fmt, **read.sources,
-                       **evidence_binding(settings, opts["tests_sources"])},
-                force_new=force_new,
-                chunk_size=chunk_size,
-                retry_errors=retry_errors,
-                report=False,
-            )
-            verdicts_by_method[method] = verdicts
-            results[method] = evaluate_verdicts(verdicts, n_resamples=bootstrap, seed=ci_seed)
-            results[method]["bias"] = bias_diagnostics(
-                verdicts, pairs, counter=tokenizer_for(settings.tokenizer), n_resamples=bootstrap,
-                seed=ci_seed)
-            if len(set(split_of.values())) > 1 or any(m in ("evidence", "hybrid")
-                                                      for m in methods):
-                by_split[method] = evaluate_by_split(verdicts, split_of, n_resamples=bootstrap,
-                                                     seed=ci_seed)
-            print_errors(console, verdicts, limit=3)
-    finally:
-        if needs_model:
-            report_usage(console, backend, started=started)
-        backend.close()
-    frame = compare_methods(results)
+        prepared = prepare_judge_eval(settings, reporter)
+        needs_model = any(method_traits(m, settings.fallback).needs_model for m in settings.methods)
+        backend = open_backend(backend_config) if needs_model else None
+        started, outcome = time.monotonic(), None
+        try:
+            outcome = evaluate_judges(settings, backend, reporter, prepared=prepared)
+        finally:
+            if outcome is not None:
+                for method in outcome.methods:
+                    print_errors(console, outcome.verdicts[method], limit=3)
+            usage_report(console, backend, started, done=outcome is not None)
+            if backend is not None:
+                backend.close()
+    except StageError as exc:
+        raise stage_failure(exc) from exc
+    results, methods = outcome.results, outcome.methods
     print_frame(
-        frame.reset_index(),
-        title=f"judge agreement with human labels ({len(pairs)} pairs, {escape(backend.model_id)})",
+        outcome.frame.reset_index(),
+        title=f"judge agreement with human labels ({outcome.pairs} pairs, "
+        f"{escape(outcome.judge_model)})",
     )
     for method in methods:
         stdout.print(_confusion_table(method, results[method]["confusion"]))
     stdout.print(bias_table({m: results[m]["bias"] for m in methods}))
-    if by_split:
-        stdout.print(split_table(by_split, split_criteria(read.pairs, split_of)))
-    paired = paired_differences(verdicts_by_method, methods, n_resamples=bootstrap, seed=ci_seed)
+    if outcome.by_split:
+        stdout.print(split_table(outcome.by_split, outcome.criteria))
     for method in methods[1:]:
-        diff = paired[f"{method} - {methods[0]}"]
+        diff = outcome.paired[f"{method} - {methods[0]}"]
         if diff["n"]:
             stdout.print(
                 f"{method} − {methods[0]}: accuracy difference {diff['difference']:+.3f} "
                 f"{_ci(diff['difference_ci'])} on {diff['n']} pairs both judged, "
                 f"McNemar p = {diff['p_value']:.3g}"
             )
-    summary = evaluation_summary(
-        pairs_file=pairs_path,
-        pairs=len(pairs),
-        judge_model=backend.model_id,
-        guidance=guidance,
-        results=results,
-        paired=paired,
-    )
-    if by_split:
-        summary["by_split"] = by_split
-        summary["human_reference"] = human_reference()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    frame.to_csv(out / "summary.csv")
-    plot_methods(frame, out / "summary.png")
-    console.print(f"wrote {out / 'summary.json'}, {out / 'summary.csv'} and {out / 'summary.png'}")
+    console.print(f"wrote {outcome.summary_json}, {outcome.summary_csv} and {outcome.summary_png}")

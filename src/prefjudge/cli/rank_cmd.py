@@ -1,12 +1,12 @@
-"""``prefjudge rank``: a Bradley–Terry leaderboard of battles with bootstrap intervals."""
+"""``prefjudge rank``: a Bradley–Terry leaderboard of battles with bootstrap intervals.
+
+The command parses its options into :class:`~prefjudge.ranking.run.RankSettings`, calls
+:func:`~prefjudge.ranking.run.rank_file` and prints its leaderboards.
+"""
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -14,38 +14,31 @@ from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.cli import main
-from prefjudge.cli.display import progress_bars
 from prefjudge.cli.display import stdout as stdout_console
 from prefjudge.cli.options import bootstrap_option, ci_seed_option, old_ci_seed_option
+from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import InputFile, OutputFile, is_stdout, one_stdout, write_output
-from prefjudge.cli.suggest_output import (
-    print_and_write_suggestions,
-    suggest_for_rank,
-    suggestion_records,
-)
-from prefjudge.io import InputError, InputIssue
-from prefjudge.plots.ranking import forest_plot
+from prefjudge.cli.suggest_output import print_and_write_suggestions
 from prefjudge.ranking import bradley_terry as bt
 from prefjudge.ranking import style as sc
-from prefjudge.ranking.inputs import (
-    BattleColumns,
-    BattleFile,
-    ModelNameWarning,
-    no_evidence_note,
-    parse_winner_map,
-    read_battle_file,
+from prefjudge.ranking.inputs import parse_winner_map
+from prefjudge.ranking.reports import ANCHOR_FORMULA, ELO_FORMULA
+from prefjudge.ranking.run import (
+    Control,
+    RankSettings,
+    SettingsError,
+    check_rank_settings,
+    rank_file,
 )
-from prefjudge.ranking.reports import (
-    ANCHOR_FORMULA,
-    ELO_FORMULA,
-    RankResult,
-    dumps,
-    fit_leaderboards,
-    fit_style_leaderboards,
-    rank_payload,
-    resample_total,
+from prefjudge.ranking.tables import (
+    STYLE_CAPTION,
+    Scale,
+    leaderboard_table,
+    leaderboard_title,
+    style_table,
 )
+from prefjudge.reporting import StageError, TextTable
 
 stderr = Console(stderr=True)
 
@@ -100,142 +93,29 @@ def _parse_anchor(value: str | None) -> tuple[str, float] | None:
         raise click.BadParameter(f"{rating!r} is not a number", param_hint="--anchor") from None
 
 
-def _fmt(value: float, scale: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:.4f}" if scale == "bt" else f"{value:.0f}"
+def _usage_error(exc: SettingsError) -> click.UsageError:
+    if exc.option:
+        return click.BadParameter(str(exc), param_hint=exc.option)
+    return click.UsageError(str(exc))
 
 
-def _print_leaderboard(console: Console, board: bt.Leaderboard, title: str, scale: str) -> None:
-    table = Table(title=escape(title))
-    for name in ("rank", "model", "rating", "95% CI", "ranks", "battles", "win rate"):
-        table.add_column(name, justify="left" if name == "model" else "right",
+def _print_leaderboard(console: Console, table: TextTable) -> None:
+    shown = Table(title=escape(table.title))
+    for name in table.columns:
+        shown.add_column(name, justify="right" if name in table.right else "left",
                          no_wrap=name != "model")
-    for row in board.table.itertuples(index=False):
-        battles = f"{row.battles:.0f}" if float(row.battles).is_integer() else f"{row.battles:.1f}"
-        table.add_row(
-            str(row.rank), escape(str(row.model)), _fmt(row.rating, scale),
-            f"{_fmt(row.lower, scale)}–{_fmt(row.upper, scale)}",
-            f"{row.rank_lower}–{row.rank_upper}", battles, f"{row.win_rate:.3f}",
-        )
-    console.print(table)
-    notes = []
-    if board.tie_strength is not None:
-        notes.append(f"Davidson tie strength ν = {board.tie_strength:.3f}")
-    if board.degenerate_resamples:
-        fallback = ("the l2 penalty" if isinstance(board, sc.StyleLeaderboard)
-                    else f"alpha = {bt.FALLBACK_ALPHA}")
-        notes.append(
-            f"{board.degenerate_resamples} of {board.settings['bootstrap']} bootstrap resamples "
-            f"had a model that never won or never lost; they were fitted with {fallback} "
-            "(few battles: treat the intervals as rough)"
-        )
-    if len(board.components) > 1:
-        notes.append(
-            f"the comparison graph has {len(board.components)} components, joined only by the "
-            "regulariser: " + "; ".join(", ".join(c) for c in board.components)
-        )
-    for note in notes:
-        stderr.print(f"[yellow]note:[/] {escape(note)}")
+    for row in table.rows:
+        shown.add_row(*(escape(cell) for cell in row))
+    console.print(shown)
 
 
-def _read(battles: Path, columns: BattleColumns, mapping: dict[str, str],
-          skip_invalid: bool) -> BattleFile:
-    """Read the battles; name-form warnings, skipped rows and uncounted verdicts go to stderr."""
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ModelNameWarning)
-            read = read_battle_file(battles, columns=columns, winner_map=mapping,
-                                    skip_invalid=skip_invalid)
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
-    for warning in caught:
-        if issubclass(warning.category, ModelNameWarning):
-            stderr.print(f"[yellow]warning:[/] {escape(str(warning.message))}", soft_wrap=True)
-        else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                                   warning.lineno)
-    for issue in read.issues:
-        stderr.print(f"[yellow]skipped:[/] {escape(str(issue))}", soft_wrap=True)
-    if read.no_evidence:
-        stderr.print(f"[yellow]note:[/] {escape(no_evidence_note(read.no_evidence))}",
-                     soft_wrap=True)
-    return read
-
-
-def _fit(frame: Any, source: Path, by: str | None, options: dict[str, Any],
-         fitter: Callable[..., RankResult] = fit_leaderboards) -> RankResult:
-    """Fit with a progress bar; errors name the input, failed groups are listed."""
-    total = resample_total(frame, by, options["n_resamples"])
-    try:
-        with progress_bars(stderr, disable=total == 0 or not stderr.is_terminal) as bar:
-            task = bar.add_task("bootstrap", total=total)
-            result = fitter(frame, by, progress=lambda k: bar.advance(task, k), **options)
-    except (bt.RankError, ValueError) as exc:
-        raise click.ClickException(f"{source}: {exc}") from None
-    for label, reason in result.failed.items():
-        stderr.print(f"[red]{escape(f'{by} {label!r}')} not ranked:[/] {escape(reason)}")
-    if not result.boards:
-        raise click.ClickException("no leaderboard could be made (see the reasons above)")
-    return result
-
-
-def _check_control_options(control: str | None, ties: str, alpha: float) -> None:
-    """Options that do not apply to a style-controlled fit are usage errors."""
-    if not control:
-        return
-    if ties not in sc.STYLE_TIES:
-        raise click.UsageError(f"--control handles ties as {' or '.join(sc.STYLE_TIES)}, "
-                               f"not {ties}")
-    if alpha != 0:
-        raise click.UsageError("--alpha is the plain fit's regulariser; with --control, the "
-                               "penalty is --control-penalty (l2 or none)")
-
-
-def _fit_controlled(frame: Any, source: Path, by: str | None, options: dict[str, Any],
-                    control: str, penalty: str,
-                    skip_invalid: bool) -> tuple[RankResult, list[InputIssue]]:
-    """The --control path: battles without features stop the run (or are skipped), then fit.
-
-    Returns:
-        The leaderboards and the battles skipped for lack of features.
-    """
-    issues = sc.feature_issues(frame, control, str(source))
-    if issues and not skip_invalid:
-        raise click.ClickException(
-            f"{InputError(issues)}\n(rank only the battles that have features with "
-            "--skip-invalid)")
-    for issue in issues:
-        stderr.print(f"[yellow]skipped:[/] {escape(str(issue))}", soft_wrap=True)
-    frame = frame[~sc.missing_features(frame, control)]
-    if frame.empty:
-        raise click.ClickException(f"{source}: no battle has the features of --control "
-                                   f"{control}")
-    style_options = {key: options[key] for key in ("ties", "allow_disconnected", "scale",
-                                                    "anchor", "base", "n_resamples", "seed")}
-    style_options.update(control=control, penalty=penalty)
-    return _fit(frame, source, by, style_options, fit_style_leaderboards), issues
-
-
-def _print_style(console: Console, board: sc.StyleLeaderboard) -> None:
-    """The style coefficients of a style-controlled leaderboard, with their intervals."""
-    table = Table(title=f"Style coefficients ({board.control}, penalty {board.penalty})",
-                  caption="coef: log-odds per SD of z")
-    for name in ("feature", "coef", "95% CI", "Elo per SD"):
-        table.add_column(name, justify="left" if name == "feature" else "right")
-    for row in board.style.itertuples(index=False):
-        if not row.estimable:
-            table.add_row(row.feature, "–", "–", "same in every battle: not estimable")
-            continue
-        interval = "–" if math.isnan(row.lower) else f"{row.lower:+.4f} – {row.upper:+.4f}"
-        table.add_row(row.feature, f"{row.coef:+.4f}", interval, f"{row.elo_per_sd:+.1f}")
-    console.print(table)
-    if board.incomplete_resamples:
-        stderr.print(f"[yellow]note:[/] {board.incomplete_resamples} bootstrap resamples "
-                     "left out a model entirely; they are not in the intervals")
-    if len(board.tokenizers) > 1:
-        stderr.print("[yellow]note:[/] token_len was counted by several tokenizers: "
-                     f"{escape(', '.join(board.tokenizers))}")
+def _print_style(console: Console, table: TextTable) -> None:
+    shown = Table(title=table.title, caption=STYLE_CAPTION)
+    for name in table.columns:
+        shown.add_column(name, justify="right" if name in table.right else "left")
+    for row in table.rows:
+        shown.add_row(*row)
+    console.print(shown)
 
 
 @main.command("rank", help=RANK_HELP)
@@ -302,12 +182,12 @@ def rank_command(
     output: Path | None,
     json_path: Path | None,
     plot_path: Path | None,
-    ties: str,
+    ties: bt.TiePolicy,
     alpha: float,
     allow_disconnected: bool,
     anchor: str | None,
     base: float,
-    scale: str,
+    scale: Scale,
     bootstrap: int,
     ci_seed: int,
     by: str | None,
@@ -317,8 +197,8 @@ def rank_command(
     winner_col: str,
     weight_col: str,
     skip_invalid: bool,
-    control: str | None,
-    control_penalty: str,
+    control: Control | None,
+    control_penalty: sc.Penalty,
     suggest: int | None,
     tasks_path: Path | None,
 ) -> None:
@@ -327,68 +207,37 @@ def rank_command(
         mapping = parse_winner_map(winner_map)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--winner-map") from None
-    if tasks_path is not None and not suggest:
-        raise click.UsageError("--tasks goes with --suggest")
-    anchor_pair = _parse_anchor(anchor)
-    if anchor_pair and scale == "bt":
-        raise click.UsageError("--anchor applies to the Elo scale, not to --scale bt")
-    if alpha < 0:
-        raise click.BadParameter("must be >= 0", param_hint="--alpha")
-    _check_control_options(control, ties, alpha)
-    if control and allow_disconnected and control_penalty != "l2":
-        raise click.UsageError("--allow-disconnected with --control needs --control-penalty l2")
-    if allow_disconnected and alpha <= 0 and not control:
-        raise click.UsageError("--allow-disconnected needs --alpha > 0 (e.g. --alpha 0.01)")
+    settings = RankSettings(
+        battles=battles, output=output, json_path=json_path, plot_path=plot_path,
+        ties=ties, alpha=alpha, allow_disconnected=allow_disconnected,
+        anchor=_parse_anchor(anchor), base=base, scale=scale,
+        n_resamples=bootstrap, seed=ci_seed, by=by, winner_map=mapping,
+        model_a_col=model_a_col, model_b_col=model_b_col, winner_col=winner_col,
+        weight_col=weight_col, skip_invalid=skip_invalid, control=control,
+        control_penalty=control_penalty, suggest=suggest,
+        tasks_path=tasks_path,
+    )
+    try:
+        check_rank_settings(settings)
+    except SettingsError as exc:
+        raise _usage_error(exc) from None
     piped = one_stdout(**{"-o/--output": output, "--json": json_path})
     for path, hint in ((output, "-o/--output"), (json_path, "--json"), (plot_path, "--plot")):
         if not is_stdout(path):
             check_output(path, hint)
-    columns = BattleColumns(model_a_col, model_b_col, winner_col, weight_col, by or "category")
-    read = _read(battles, columns, mapping, skip_invalid)
-    frame, skipped = read.frame, read.issues
-
-    options: dict[str, Any] = {
-        "ties": ties, "alpha": alpha, "allow_disconnected": allow_disconnected,
-        "scale": scale, "anchor": anchor_pair, "base": base, "n_resamples": bootstrap,
-        "seed": ci_seed,
-    }
-    if control:
-        result, no_features = _fit_controlled(frame, battles, by, options, control,
-                                              control_penalty, skip_invalid)
-        skipped = [*skipped, *no_features]
-    else:
-        result = _fit(frame, battles, by, options)
+    try:
+        outcome = rank_file(settings, ConsoleReporter(stderr))
+    except SettingsError as exc:
+        raise _usage_error(exc) from None
+    except StageError as exc:
+        raise click.ClickException(str(exc)) from None
     tables = stderr if piped else stdout_console  # stdout carries the file asked for
-    scale_name = "BT strength (sums to 1)" if scale == "bt" else "Elo"
-    for label, board in result.boards.items():
-        title = f"{scale_name} leaderboard" + (f" — {by} {label}" if by else "")
-        title += f", style-controlled ({control})" if control else ""
-        title += f" ({board.n_battles} battles, ties: {ties})"
-        _print_leaderboard(tables, board, title, scale)
+    for label, board in outcome.result.boards.items():
+        title = leaderboard_title(board, label, scale=scale, by=by, control=control, ties=ties)
+        _print_leaderboard(tables, leaderboard_table(board, title, scale))
         if isinstance(board, sc.StyleLeaderboard):
-            _print_style(tables, board)
-    suggestions = suggest_for_rank(frame, battles, suggest, columns=columns, ties=ties,
-                                   alpha=alpha, tasks_path=tasks_path) if suggest else None
-    if suggestions is not None:
-        print_and_write_suggestions(tables, suggestions, None)
-
-    if output:
-        write_output(output, result.table().to_csv(index=False), "-o/--output")
-        if not is_stdout(output):
-            stderr.print(f"ratings → {output}")
-    if json_path:
-        payload = rank_payload(result, scale=scale, anchored=anchor_pair is not None,
-                               skipped=skipped, no_evidence=read.no_evidence)
-        if suggestions is not None:
-            payload["suggestions"] = suggestion_records(suggestions)
-        write_output(json_path, dumps(payload), "--json")
-        if not is_stdout(json_path):
-            stderr.print(f"JSON → {json_path}")
-    if plot_path:
-        boards = {(f"{by} {k}" if by else "Leaderboard"): b.table
-                  for k, b in result.boards.items()}
-        try:
-            forest_plot(boards, plot_path, xlabel=scale_name + " (95 % bootstrap interval)")
-        except OSError as exc:
-            raise click.ClickException(f"cannot write {plot_path}: {exc.strerror or exc}") from None
-        stderr.print(f"forest plot → {plot_path}")
+            _print_style(tables, style_table(board))
+    if outcome.suggestions is not None:
+        print_and_write_suggestions(tables, outcome.suggestions, None)
+    if outcome.stdout is not None:
+        write_output(Path("-"), outcome.stdout)

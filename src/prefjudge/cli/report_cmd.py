@@ -1,9 +1,11 @@
-"""``prefjudge report``: one self-contained HTML page (and Markdown) from scored records."""
+"""``prefjudge report``: one self-contained HTML page (and Markdown) from scored records.
+
+The command parses its options into :class:`~prefjudge.testbed.report_run.ReportSettings`
+and calls :func:`~prefjudge.testbed.report_run.report_file`.
+"""
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 
 import click
@@ -16,13 +18,12 @@ from prefjudge.cli.options import (
     old_ci_seed_option,
     renamed_option,
 )
+from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import InputFile, OutputFile, is_stdout, one_stdout, shown, write_output
-from prefjudge.io import InputError, read_records
-from prefjudge.records import ScoredSample
+from prefjudge.reporting import StageError
 from prefjudge.scoring.metrics import DEFAULT_RESAMPLES
-from prefjudge.testbed.paper_tables import PaperTableError
-from prefjudge.testbed.report import build_report, render_html, render_markdown
+from prefjudge.testbed.report_run import ReportSettings, report_file
 
 console = Console(stderr=True)
 
@@ -64,38 +65,14 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
     for path, hint in ((output, "-o/--output"), (markdown, "--markdown")):
         if not is_stdout(path):
             check_output(path, hint)
+    settings = ReportSettings(
+        scores=scores, output=output, markdown=markdown, paper_dir=paper_dir,
+        min_pairs=min_pairs, n_resamples=bootstrap, seed=ci_seed, judge_eval=judge_eval_path,
+        title=title, source_name=shown(scores),
+    )
     try:
-        records, _ = read_records(scores, ScoredSample)
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if not records and paper_dir is None:  # with --paper, the paper's own tables still show
-        raise click.ClickException(f"{shown(scores)}: no scored records in the file (it is empty)")
-    judge_summary = None
-    if judge_eval_path is not None:
-        try:
-            judge_summary = json.loads(judge_eval_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise click.ClickException(f"{judge_eval_path}: not a judge-eval summary ({exc})"
-                                       ) from None
-        if not isinstance(judge_summary, dict) or not isinstance(
-                judge_summary.get("methods"), dict):
-            raise click.ClickException(f"{judge_eval_path}: not a judge-eval summary.json "
-                                       "(no 'methods' object)")
-    try:
-        report = build_report([rec for _, rec in records], title=title, source=shown(scores),
-                              paper_dir=paper_dir, min_pairs=min_pairs, n_resamples=bootstrap,
-                              seed=ci_seed, judge_summary=judge_summary)
-    except PaperTableError as exc:
-        raise click.ClickException(str(exc)) from exc
-    except (UnicodeDecodeError, csv.Error) as exc:  # a paper CSV that is not UTF-8 text
-        raise click.ClickException(f"{paper_dir}: a paper table cannot be read ({exc})") from exc
-    write_output(output, render_html(report), "-o/--output")
-    written = [output]
-    if markdown:
-        write_output(markdown, render_markdown(report), "--markdown")
-        written.append(markdown)
-    figures = sum(1 for s in report.sections if s.figure)
-    names = ", ".join("stdout" if is_stdout(path) else str(path) for path in written)
-    console.print(f"wrote {names}: {len(report.sections)} sections, "
-                  f"{figures} plots, {len(records)} scored samples")
-
+        outcome = report_file(settings, ConsoleReporter(console))
+    except StageError as exc:
+        raise click.ClickException(str(exc)) from None
+    if outcome.stdout is not None:
+        write_output(Path("-"), outcome.stdout)

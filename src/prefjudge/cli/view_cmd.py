@@ -8,67 +8,19 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
 from prefjudge.cli import main
+from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import OutputFile, is_stdout, write_output
-from prefjudge.view import DEFAULT_MAX_CHARS, Page, Results, build_page, load_results
-from prefjudge.view.load import KIND_NAMES
+from prefjudge.reporting import StageError
+from prefjudge.view import DEFAULT_MAX_CHARS, Page
+from prefjudge.view.run import ViewSettings, default_output, view_folder
 
 console = Console(stderr=True)
 HOST = "127.0.0.1"
-PROBLEMS_PRINTED = 5
 
-
-def default_output(results: Path) -> Path:
-    """Where the page goes without ``-o``: ``RESULTS/view.html``, or ``NAME.view.html``.
-
-    Args:
-        results: The results folder, or one results file.
-
-    Returns:
-        The folder's ``view.html``, or ``<stem>.view.html`` beside a single file.
-    """
-    if results.is_dir():
-        return results / "view.html"
-    name = results.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
-    return results.with_name(f"{name}.view.html")
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB"):
-        if n < 1024 or unit == "MiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} bytes"  # pragma: no cover
-
-
-def _report_found(results: Results) -> None:
-    for source in results.files:
-        kind = KIND_NAMES.get(source.kind, source.kind)
-        unit = "rows" if source.kind == "leaderboard" else "records"
-        counts = f"{source.records} {unit}" if source.kind != "skipped" else "skipped"
-        bad = f", {source.problems} unusable lines" if source.problems else ""
-        note = f" — {source.note}" if source.note else ""
-        console.print(f"  {escape(source.path)}: {escape(kind)}, {counts}{bad}{escape(note)}",
-                      soft_wrap=True, highlight=False)
-    found = results.found()
-    have = [what for what, ok in found.items() if ok]
-    missing = [what for what, ok in found.items() if not ok]
-    console.print(f"found: {escape(', '.join(have)) or 'nothing to show'}"
-                  + (f"; not found: {escape(', '.join(missing))}" if missing else ""),
-                  soft_wrap=True, highlight=False)
-    for note in results.notes:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True, highlight=False)
-    if results.problem_count:
-        console.print(f"[yellow]{results.problem_count} line(s) could not be used[/yellow] "
-                      "(listed on the page):", highlight=False)
-        for issue in results.problems[:PROBLEMS_PRINTED]:
-            console.print(f"  {escape(str(issue))}", soft_wrap=True, highlight=False)
-        if results.problem_count > PROBLEMS_PRINTED:
-            console.print(f"  ... and {results.problem_count - PROBLEMS_PRINTED} more",
-                          highlight=False)
+__all__ = ["HOST", "default_output", "make_server", "view_command"]
 
 
 def make_server(page: Page, port: int) -> ThreadingHTTPServer:
@@ -145,23 +97,16 @@ def view_command(results: Path, output: Path | None, serve: bool, port: int, max
         output = default_output(results)
     if output is not None and not is_stdout(output):
         check_output(output, "-o/--output")
-    console.print(f"reading {escape(str(results))}", soft_wrap=True, highlight=False)
-    found = load_results(results)
-    _report_found(found)
-    if not any(found.found().values()):
-        raise click.ClickException(
-            f"{results}: nothing to show (no leaderboard.csv, scored samples or judge "
-            "verdicts found)")
-    page = build_page(found, title=title, max_chars=max_chars)
-    cut = f"; {page.cut_fields} texts cut to {max_chars} chars" if page.cut_fields else ""
-    summary = (f"{page.samples} scored samples, {page.pairs} judged pairs, "
-               f"{_size(page.size)}{cut}")
-    if output is not None:
-        write_output(output, page.html, "-o/--output")
-        where = "stdout" if is_stdout(output) else str(output)
-        console.print(f"wrote {escape(where)}: {summary}", soft_wrap=True, highlight=False)
+    settings = ViewSettings(results=results, output=output, write=output is not None,
+                            max_chars=max_chars, title=title)
+    try:
+        outcome = view_folder(settings, ConsoleReporter(console))
+    except StageError as exc:
+        raise click.ClickException(str(exc)) from None
+    if outcome.stdout is not None:
+        write_output(Path("-"), outcome.stdout)
     if serve:
-        _serve(page, port, summary)
+        _serve(outcome.page, port, outcome.summary)
 
 
 def _serve(page: Page, port: int, summary: str) -> None:

@@ -29,6 +29,8 @@ from prefjudge.records import CriterionVerdict, Pair, Verdict
 class Monolithic(JudgeMethod):
     """One holistic verdict per order."""
 
+    calls_per_pair = 2  # one verdict per order
+
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs (two calls each)."""
         jobs = [
@@ -61,6 +63,8 @@ class Monolithic(JudgeMethod):
 
 class Pointwise(JudgeMethod):
     """Score each response alone against the stage-1 criteria; compare totals."""
+
+    calls_per_pair = 3  # the criteria, then each response scored alone
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
         super().__init__(backend, settings, ledger)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
@@ -204,8 +204,55 @@ class PromptBuilder:
         ]
 
 
+CallsBound = Literal["", "≥", "≤", "about"]
+"""How planned model calls bound the real ones: ``""`` exact, ``"≥"`` a lower bound,
+``"≤"`` an upper bound, ``"about"`` neither."""
+
+
+@dataclass(frozen=True)
+class MethodTraits:
+    """What a judging method needs and what it costs (see :func:`prefjudge.judge.method_traits`).
+
+    Attributes:
+        needs_model: It asks a judge model at all.
+        needs_tests: It runs the pairs' tests (``evidence``, ``hybrid``): ``--tests`` and
+            ``--criterion`` apply to it.
+        model_method: Whose model calls are made: the method itself, its fallback
+            (``hybrid``), or None when no model is asked (``evidence``).
+        calls_per_pair: Model calls per judged pair (a lower bound for CriterAlign, whose
+            tie refinement adds calls).
+        calls_bound: How planned calls (pairs × ``calls_per_pair``) bound the real ones.
+    """
+
+    needs_model: bool
+    needs_tests: bool
+    model_method: str | None
+    calls_per_pair: int
+    calls_bound: CallsBound
+
+
 class JudgeMethod:
-    """Base of the judging methods: a backend, settings, a cost ledger and a prompt builder."""
+    """Base of the judging methods: a backend, settings, a cost ledger and a prompt builder.
+
+    Each method says, as class attributes, what it needs and costs; read them through
+    :func:`prefjudge.judge.method_traits`, which resolves a method that delegates its model
+    calls to a fallback.
+
+    Attributes:
+        needs_model: It asks a judge model.
+        needs_tests: It runs the pairs' tests (evidence).
+        uses_fallback: Its model calls are those of ``JudgeSettings.fallback``, made for the
+            pairs it leaves undecided (``hybrid``).
+        calls_per_pair: Model calls per judged pair (its own; a lower bound when
+            ``calls_bound`` is ``≥``).
+        calls_bound: How ``calls_per_pair`` bounds the real calls.
+    """
+
+    needs_model: ClassVar[bool] = True
+    needs_tests: ClassVar[bool] = False
+    uses_fallback: ClassVar[bool] = False
+    calls_per_pair: ClassVar[int] = 0
+    calls_bound: ClassVar[CallsBound] = ""
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
         self.backend = backend

@@ -86,6 +86,9 @@ def verdicts_text(verdicts: list[CriterionVerdict], swapped: bool) -> str:
 class CriterAlign(JudgeMethod):
     """The CriterAlign pipeline over chunks of pairs."""
 
+    calls_per_pair = 5  # criteria, two judgings, two syntheses
+    calls_bound = "≥"  # tie refinement adds calls
+
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs through all five stages.
 

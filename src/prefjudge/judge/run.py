@@ -1,26 +1,50 @@
-"""Judging into a verdict file: its journal binding, what is left to judge, the judging itself.
+"""Judging into a verdict file: the ``judge`` and ``pair`` use cases and what they share.
 
-The commands (``judge``, ``judge-eval``, ``pair``) only add progress bars and printing::
+:func:`judge_file` is what ``prefjudge judge`` does (and what ``prefjudge run`` calls for
+its judge stages): read the pairs, bind the verdict journal, judge what is left, write the
+agreement summary when the pairs carry human labels. :func:`judge_pair` judges one pair
+(``prefjudge pair``). Under them::
 
     journal = verdict_journal(out, settings, backend, stage="judge", inputs={"pairs": path})
     with journal:
         plan = plan_judging(pairs, journal, retry_errors=False)
         verdicts = judge_plan(plan, journal, settings, backend, chunk_size=32)
+
+or, with a reporter's notes and progress bars, :func:`judge_to_file` and
+:func:`run_judging`. None of them prints: notes, warnings and progress go to a
+:class:`~prefjudge.reporting.Reporter`, and a failure a person must act on is a
+:class:`~prefjudge.reporting.StageError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from prefjudge.backends import Backend, Result
-from prefjudge.journal import Journal, content_digest, model_settings
-from prefjudge.judge import JudgeSettings, judge_pairs
+from prefjudge.backends import Backend, BackendError, NoModel, Result
+from prefjudge.io import InputError, summary_path
+from prefjudge.journal import Journal, JournalError, content_digest, model_settings
+from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
+from prefjudge.judge.evaluation import evaluate_verdicts
+from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
+from prefjudge.judge.prompts import TemplateError
+from prefjudge.judge.settings import (
+    JudgeMethodName,
+    JudgeOptionError,
+    JudgeOptions,
+    PairFormatName,
+    evidence_binding,
+    judge_settings,
+    open_guidance,
+)
 from prefjudge.paths import data_dir
 from prefjudge.records import Pair, Verdict
+from prefjudge.reporting import Reporter, StageError
+from prefjudge.stats import DEFAULT_RESAMPLES
 
 
 def verdict_journal(
@@ -165,3 +189,460 @@ def judge_plan(
                     on_verdict(verdict)
     merged = {**plan.done, **fresh}
     return [merged[p.pair_id] for p in plan.pairs if p.pair_id in merged]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a judging run returns.
+
+    Attributes:
+        verdicts: One verdict per pair, in input order (earlier ones included).
+        fresh: How many of them this run judged.
+    """
+
+    verdicts: list[Verdict]
+    fresh: int
+
+
+def open_verdict_journal(journal: Journal[Verdict], reporter: Reporter) -> Journal[Verdict]:
+    """Open a verdict journal, reporting its notes (a partial last line removed ...).
+
+    Args:
+        journal: From :func:`verdict_journal`.
+        reporter: Where the journal's notes go.
+
+    Returns:
+        The open journal (close it, or use it in a ``with`` block).
+
+    Raises:
+        StageError: When the journal cannot be opened (locked, bound to other inputs or
+            settings, corrupt); the message says why and what to do.
+    """
+    try:
+        journal.open()
+    except JournalError as exc:
+        raise StageError(str(exc)) from exc
+    for note in journal.notes:
+        reporter.note(f"note: {note}")
+    return journal
+
+
+def run_judging(
+    pairs: Sequence[Pair],
+    journal: Journal[Verdict] | None,
+    settings: JudgeSettings,
+    backend: Backend,
+    reporter: Reporter,
+    *,
+    chunk_size: int,
+    retry_errors: bool = False,
+) -> Judged:
+    """Judge pairs with progress: the resume note, pairs done and requests answered.
+
+    Args:
+        pairs: The pairs.
+        journal: An open verdict journal, or None to keep verdicts in memory only.
+        settings: Judge settings.
+        backend: The judge model.
+        reporter: Where the resume note and the two progress bars go.
+        chunk_size: Pairs per batch.
+        retry_errors: Judge again the pairs whose earlier verdict is an error, asking the
+            model again (no cached reply is reused for them).
+
+    Returns:
+        One verdict per pair, in input order (earlier ones included), and how many were
+        judged now.
+
+    Raises:
+        StageError: When the backend cannot work at all (verdicts written so far are kept),
+            or a prompt template cannot be used.
+    """
+    plan = plan_judging(pairs, journal, retry_errors=retry_errors)
+    if plan.done or plan.retry:
+        where = journal.path if journal is not None else ""
+        again = f" ({len(plan.retry)} errored ones again)" if plan.retry else ""
+        reporter.note(
+            f"resuming: {len(pairs) - len(plan.todo)} verdicts already in {where}, "
+            f"{len(plan.todo)} to judge{again}"
+        )
+    method = settings.method
+    try:
+        with (
+            reporter.progress(f"{method}: pairs", len(plan.todo)) as pairs_done,
+            reporter.progress(f"{method}: requests", None) as requests_done,
+        ):
+            verdicts = judge_plan(
+                plan,
+                journal,
+                settings,
+                backend,
+                chunk_size=chunk_size,
+                on_result=lambda _result: requests_done(1),
+                on_verdict=lambda _verdict: pairs_done(1),
+            )
+    except BackendError as exc:
+        raise StageError(f"{exc} (verdicts written so far are kept)") from exc
+    except TemplateError as exc:
+        raise StageError(str(exc)) from exc
+    return Judged(verdicts, len(plan.todo))
+
+
+def judge_to_file(
+    pairs: Sequence[Pair],
+    out: Path,
+    settings: JudgeSettings,
+    backend: Backend,
+    reporter: Reporter,
+    *,
+    stage: str,
+    inputs: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    force_new: bool = False,
+    chunk_size: int,
+    retry_errors: bool = False,
+) -> Judged:
+    """Judge pairs into a verdict file through its journal (see :func:`verdict_journal`).
+
+    Args:
+        pairs: The pairs.
+        out: The verdict JSONL (appended; a rerun resumes).
+        settings: Judge settings.
+        backend: The judge model (its identity is bound).
+        reporter: Where notes and progress go.
+        stage: ``judge`` or ``judge-eval``.
+        inputs: Input files by role (hashed by the journal).
+        extra: Other settings that change the verdicts (e.g. the pair file's format).
+        force_new: Start the file again.
+        chunk_size: Pairs per batch.
+        retry_errors: Judge again the pairs whose verdict is an error.
+
+    Returns:
+        One verdict per pair, in input order (earlier ones included), and how many were
+        judged now.
+
+    Raises:
+        StageError: When the journal cannot be opened or written, or the backend cannot
+            work at all (verdicts written so far are kept).
+    """
+    journal = verdict_journal(
+        out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new
+    )
+    with open_verdict_journal(journal, reporter):
+        try:
+            return run_judging(
+                pairs,
+                journal,
+                settings,
+                backend,
+                reporter,
+                chunk_size=chunk_size,
+                retry_errors=retry_errors,
+            )
+        except JournalError as exc:
+            raise StageError(str(exc)) from exc
+
+
+def model_for(method: str, fallback: str, backend: Backend | None) -> Backend:
+    """The backend a method judges with: ``backend``, or :class:`NoModel` when it asks none.
+
+    A method that asks no model (``evidence``) always judges with :class:`NoModel`, whose
+    identity names no model, so its journal binds what decides (the evidence settings)
+    whichever backend the caller holds.
+
+    Args:
+        method: The judging method.
+        fallback: ``hybrid``'s fallback method.
+        backend: The caller's open backend, or None.
+
+    Returns:
+        The backend to judge with.
+
+    Raises:
+        StageError: When the method asks a model and ``backend`` is None.
+    """
+    if not method_traits(method, fallback).needs_model:
+        return NoModel()
+    if backend is None:
+        raise StageError(f"--method {method} asks a judge model, and none was opened")
+    return backend
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeFileSettings(JudgeOptions):
+    """What ``prefjudge judge`` is asked to do (besides the judging options it inherits).
+
+    Attributes:
+        inputs: One pair source (file, dataset folder or hub dataset), or two generation
+            files (joined on task id), as the command takes them.
+        output: The verdict JSONL (appended; a rerun resumes).
+        method: The judging method.
+        pairs_format: Format of a pair file (``--pairs-format``).
+        tasks: A task source giving the instructions of two generation files (``--tasks``).
+        split: Split of a hub dataset or folder among the sources.
+        subset: Subset of a hub dataset among the sources.
+        scored_a: ``prefjudge score`` output for side A (its evidence; implies
+            ``evidence``), with ``scored_b``.
+        scored_b: ``prefjudge score`` output for side B.
+        limit: Only the first N pairs (None: all).
+        skip_invalid: Skip unusable input rows (reported) instead of stopping.
+        retry_errors: Judge again pairs whose verdict is an error, asking the model again.
+        force_new: Start the verdict file again (the old one is kept as ``.bak``).
+        bootstrap: Bootstrap resamples for the agreement intervals (labelled pairs).
+        ci_seed: Seed of the bootstrap intervals.
+    """
+
+    inputs: tuple[str, ...]
+    output: Path
+    method: JudgeMethodName = "criteralign"
+    pairs_format: PairFormatName = "auto"
+    tasks: str | None = None
+    split: str | None = None
+    subset: str | None = None
+    scored_a: Path | None = None
+    scored_b: Path | None = None
+    limit: int | None = None
+    skip_invalid: bool = False
+    retry_errors: bool = False
+    force_new: bool = False
+    bootstrap: int = DEFAULT_RESAMPLES
+    ci_seed: int = 0
+
+
+@dataclass(frozen=True)
+class PreparedJudging:
+    """What :func:`prepare_judge_file` read and checked, for :func:`judge_file`.
+
+    Attributes:
+        pairs: The pairs to judge (evidence attached, ``limit`` applied).
+        judge: The judge settings.
+        inputs: Input files by role, for the journal.
+        extra: Other settings bound by the journal (format, sources, evidence settings).
+    """
+
+    pairs: list[Pair]
+    judge: JudgeSettings
+    inputs: dict[str, Any]
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """What :func:`judge_file` did.
+
+    Attributes:
+        output: The verdict file.
+        verdicts: Every verdict of the run's pairs, in input order (earlier ones included).
+        judged: Verdicts made by this run (the others were already in the file).
+        errors: Verdicts whose status is ``error``.
+        agreement: :func:`~prefjudge.judge.evaluation.evaluate_verdicts` of the verdicts
+            against the pairs' human labels, or None when no pair has one.
+        summary: The agreement summary written (``<output>.summary.json``), or None.
+    """
+
+    output: Path
+    verdicts: tuple[Verdict, ...]
+    judged: int
+    errors: int
+    agreement: dict[str, Any] | None = None
+    summary: Path | None = None
+
+
+def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> PreparedJudging:
+    """Read the pairs and check the options of :func:`judge_file`, before any model is opened.
+
+    :func:`judge_file` calls it itself; a command calls it first so that a wrong input
+    fails before a model is loaded, and hands the result to :func:`judge_file`.
+
+    Args:
+        settings: What to judge.
+        reporter: Where notes (pairs joined, rows skipped, evidence missing) go.
+
+    Returns:
+        The pairs and settings to judge with.
+
+    Raises:
+        JudgeOptionError: On options or arguments given wrongly (the error names them).
+        StageError: On inputs that cannot be read, or no pairs to judge.
+    """
+    if len(settings.inputs) > 2:
+        raise JudgeOptionError("give one pair file, or two generation files")
+    read = read_pair_inputs(
+        settings.inputs,
+        settings.tasks,
+        settings.pairs_format,
+        settings.skip_invalid,
+        reporter,
+        split=settings.split,
+        subset=settings.subset,
+    )
+    pairs = read.pairs
+    if bool(settings.scored_a) != bool(settings.scored_b):
+        raise JudgeOptionError("--scored-a and --scored-b go together")
+    options: JudgeOptions = settings
+    if settings.scored_a and settings.scored_b:
+        try:
+            pairs, notes = attach_evidence(pairs, settings.scored_a, settings.scored_b)
+        except InputError as exc:
+            raise StageError(str(exc)) from exc
+        for note in notes:
+            reporter.note(f"note: {note}")
+        options = replace(settings, evidence=True)
+    if settings.limit:
+        pairs = pairs[: settings.limit]
+    judge = judge_settings(options, settings.method, open_guidance(settings.guidance))
+    if not pairs:
+        raise StageError(f"{', '.join(settings.inputs)}: no pairs to judge")
+    return PreparedJudging(
+        pairs=pairs,
+        judge=judge,
+        inputs={
+            "pairs": read.files.get("pairs", []),
+            "tasks": read.files.get("tasks", []),
+            "scored_a": None if settings.scored_a is None else str(settings.scored_a),
+            "scored_b": None if settings.scored_b is None else str(settings.scored_b),
+        },
+        extra={
+            "format": settings.pairs_format,
+            **read.sources,
+            **evidence_binding(judge, settings.tests),
+        },
+    )
+
+
+def judge_file(
+    settings: JudgeFileSettings,
+    backend: Backend | None,
+    reporter: Reporter,
+    *,
+    prepared: PreparedJudging | None = None,
+) -> JudgeOutcome:
+    """Judge pairs into a verdict file: what ``prefjudge judge`` does.
+
+    Reads the pairs (or joins two generation files), binds the verdict journal to the
+    inputs, the method and the judge model, judges the pairs not yet in the file (with
+    progress through ``reporter``) and, when the pairs carry human labels, writes the
+    agreement summary beside the file (``<output>.summary.json``).
+
+    Args:
+        settings: What to judge, and how.
+        backend: The open judge model (the caller closes it), or None for a method that
+            asks none (``evidence``, which always judges with :class:`NoModel`).
+        reporter: Where notes, warnings and progress go.
+        prepared: What :func:`prepare_judge_file` returned for these settings, when the
+            caller read the inputs first; None reads them now.
+
+    Returns:
+        The verdicts and what was written.
+
+    Raises:
+        JudgeOptionError: On options or arguments given wrongly (the error names them).
+        StageError: On inputs that cannot be read, no pairs, a journal that refuses, a
+            method that asks a model given none, or a backend that fails (verdicts written
+            so far are kept).
+    """
+    if prepared is None:
+        prepared = prepare_judge_file(settings, reporter)
+    model = model_for(settings.method, settings.fallback, backend)
+    judged = judge_to_file(
+        prepared.pairs,
+        settings.output,
+        prepared.judge,
+        model,
+        reporter,
+        stage="judge",
+        inputs=prepared.inputs,
+        extra=prepared.extra,
+        force_new=settings.force_new,
+        chunk_size=settings.chunk_size,
+        retry_errors=settings.retry_errors,
+    )
+    verdicts = judged.verdicts
+    agreement, summary = None, None
+    if any(v.label for v in verdicts):
+        agreement = evaluate_verdicts(
+            verdicts, n_resamples=settings.bootstrap, seed=settings.ci_seed
+        )
+        summary = summary_path(settings.output, ".json")
+        summary.write_text(json.dumps(agreement, indent=2) + "\n", encoding="utf-8")
+    return JudgeOutcome(
+        output=settings.output,
+        verdicts=tuple(verdicts),
+        judged=judged.fresh,
+        errors=sum(v.status == "error" for v in verdicts),
+        agreement=agreement,
+        summary=summary,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairSettings(JudgeOptions):
+    """What ``prefjudge pair`` is asked to judge (besides the judging options it inherits).
+
+    Attributes:
+        instruction: The instruction both responses answer (its text).
+        response_a: Response A (its text).
+        response_b: Response B (its text).
+        method: The judging method.
+        task_id: ``evidence``/``hybrid``: the task both responses answer (its tests come
+            from ``tests``); None names the pair's task ``pair``.
+    """
+
+    instruction: str
+    response_a: str
+    response_b: str
+    method: JudgeMethodName = "criteralign"
+    task_id: str | None = None
+
+
+def prepare_pair(settings: PairSettings) -> JudgeSettings:
+    """Check the options of :func:`judge_pair` before any model is opened.
+
+    Args:
+        settings: The pair and how to judge it.
+
+    Returns:
+        The judge settings, for :func:`judge_pair`.
+
+    Raises:
+        JudgeOptionError: On options given wrongly (the error names them).
+        StageError: On templates, guidance or tests that cannot be used.
+    """
+    return judge_settings(settings, settings.method, open_guidance(settings.guidance))
+
+
+def judge_pair(
+    settings: PairSettings,
+    backend: Backend | None,
+    reporter: Reporter,
+    *,
+    prepared: JudgeSettings | None = None,
+) -> Verdict:
+    """Judge one pair of responses: what ``prefjudge pair`` does (nothing is written).
+
+    Args:
+        settings: The pair and how to judge it (its ``chunk_size`` is not used).
+        backend: The open judge model (the caller closes it), or None for a method that
+            asks none (``evidence``, which always judges with :class:`NoModel`).
+        reporter: Where progress goes.
+        prepared: What :func:`prepare_pair` returned for these settings, when the caller
+            checked them first; None checks them now.
+
+    Returns:
+        The verdict (an error verdict when judging failed; see its ``error``).
+
+    Raises:
+        JudgeOptionError: On options given wrongly (the error names them).
+        StageError: On templates, guidance or tests that cannot be used, a method that asks
+            a model given none, or a backend that cannot work at all.
+    """
+    judge = prepared if prepared is not None else prepare_pair(settings)
+    model = model_for(settings.method, settings.fallback, backend)
+    pair = Pair(
+        pair_id="pair",
+        task_id=settings.task_id or "pair",
+        instruction=settings.instruction,
+        response_a=settings.response_a,
+        response_b=settings.response_b,
+    )
+    [verdict] = run_judging([pair], None, judge, model, reporter, chunk_size=1).verdicts
+    return verdict

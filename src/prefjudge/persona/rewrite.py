@@ -162,7 +162,7 @@ class RewriteState:
 
 
 @dataclass
-class RewriteOutcome:
+class TaskRewrite:
     """What happened to one task.
 
     Attributes:
@@ -251,7 +251,7 @@ class Rewriter:
 
     def rewrite(
         self, tasks: Sequence[Task], on_result: OnResult | None = None
-    ) -> list[RewriteOutcome]:
+    ) -> list[TaskRewrite]:
         """Rewrite tasks, check them, retry failures, and report every outcome.
 
         Args:
@@ -408,11 +408,11 @@ class Rewriter:
         }
         return st.task.model_copy(update={"prompt": st.prompt, "metadata": meta})
 
-    def _outcome(self, st: RewriteState) -> RewriteOutcome:
+    def _outcome(self, st: RewriteState) -> TaskRewrite:
         if st.accepted:
             task = self._task(st, st.attempts)
-            return RewriteOutcome(task, True, st.problems, st.attempts, st.parts.mode)
-        return RewriteOutcome(st.task, False, st.problems, st.attempts, st.parts.mode)
+            return TaskRewrite(task, True, st.problems, st.attempts, st.parts.mode)
+        return TaskRewrite(st.task, False, st.problems, st.attempts, st.parts.mode)
 
 
 def sandbox_reference_check(tasks: Sequence[Task]) -> list[str]:

@@ -1,7 +1,7 @@
 """What a ``persona rewrite`` run produced: counts, rewrite modes and rejection reasons.
 
-Nothing here prints or writes files: the command prints the summary and writes
-:meth:`RewriteSummary.as_dict` beside its output.
+Nothing here prints or writes files: :func:`prefjudge.persona.run.rewrite_file` writes
+:meth:`RewriteSummary.as_dict` beside its output, and the command prints the summary.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from prefjudge.persona.rewrite import RejectedRewrite, RewriteOutcome
+from prefjudge.persona.rewrite import RejectedRewrite, TaskRewrite
 from prefjudge.records import Task
 
 REASON_KINDS = (
@@ -73,7 +73,7 @@ def summarize_rewrites(
     tasks: int,
     accepted: Sequence[Task],
     rejected: Sequence[RejectedRewrite],
-    outcomes: Iterable[RewriteOutcome],
+    outcomes: Iterable[TaskRewrite],
     reference_check: bool,
 ) -> RewriteSummary:
     """Count what a rewrite run left in its outputs.

@@ -21,8 +21,9 @@ each verdict, and the evidence-decided verdicts cost no model call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import ClassVar
 
 from prefjudge.backends import Backend
 from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
@@ -168,17 +169,24 @@ def fact_lines(facts: Sequence[Fact], side: str) -> list[str]:
 
 
 class HybridJudge(EvidenceJudge):
-    """Evidence first; the model-based fallback method for the pairs it leaves undecided."""
+    """Evidence first; the model-based fallback method for the pairs it leaves undecided.
+
+    Attributes:
+        fallback_methods: The model-based methods it may fall back on, by name; the
+            registry (:data:`prefjudge.judge.METHODS`) fills it in, so this module never
+            imports the registry that imports it.
+    """
+
+    fallback_methods: ClassVar[Mapping[str, type[JudgeMethod]]] = {}
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
         super().__init__(backend, settings, ledger)
-        from prefjudge.judge import METHODS  # the model-based methods (no cycle at import)
-
-        if settings.fallback not in METHODS or settings.fallback in ("evidence", "hybrid"):
-            raise ValueError(f"hybrid: the fallback must be a model-based method, not "
-                             f"{settings.fallback!r}")
+        method = self.fallback_methods.get(settings.fallback)
+        if method is None:
+            raise ValueError(f"hybrid: the fallback must be a model-based method "
+                             f"({', '.join(self.fallback_methods)}), not {settings.fallback!r}")
         fallback_settings = replace(settings, method=settings.fallback, evidence=True)
-        self.fallback = METHODS[settings.fallback](backend, fallback_settings, ledger)
+        self.fallback = method(backend, fallback_settings, ledger)
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk: evidence verdicts where a fact decides, the model elsewhere."""

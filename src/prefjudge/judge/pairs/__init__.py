@@ -3,7 +3,8 @@
 Three jobs, one module each: :mod:`~prefjudge.judge.pairs.formats` (dataset loaders,
 format detection, and sources by name: files, dataset folders, the hub),
 :mod:`~prefjudge.judge.pairs.join` (two generation files into pairs) and
-:mod:`~prefjudge.judge.pairs.evidence` (score outputs into evidence lines on pairs). Every
+:mod:`~prefjudge.judge.pairs.evidence` (score outputs into evidence lines on pairs);
+:mod:`~prefjudge.judge.pairs.inputs` reads what a judging stage's arguments name. Every
 public name is re-exported here, so ``from prefjudge.judge.pairs import load_pairs`` works.
 """
 
@@ -35,6 +36,7 @@ from prefjudge.judge.pairs.formats import (
     pairs_from_rows,
     prefjudge_pairs,
 )
+from prefjudge.judge.pairs.inputs import PairInputs, read_pair_inputs
 from prefjudge.judge.pairs.join import pairs_from_generations
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "FIM_TEMPLATE",
     "PAIR_FORMATS",
     "PairFormat",
+    "PairInputs",
     "attach_evidence",
     "bigcodereward_pairs",
     "codeprefbench_pairs",
@@ -61,4 +64,5 @@ __all__ = [
     "pairs_from_generations",
     "pairs_from_rows",
     "prefjudge_pairs",
+    "read_pair_inputs",
 ]

@@ -10,6 +10,7 @@ until k; which tasks an instruction fits is data, each instruction's ``applies_w
 * :mod:`.rule` — the rule selector (no model);
 * :mod:`.llm` — the LLM selector and the repair of its answer;
 * :mod:`.summary` — category distribution and invalid-parameter rate of a run.
+* :mod:`.run` — the stage's use case, :func:`~.run.augment_file` (a source to a journal).
 """
 
 from prefjudge.scoring.applicability import TaskFacts

@@ -1,0 +1,57 @@
+"""The command line's reporter: rich progress bars and notes on stderr, result tables on stdout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prefjudge.cli.display import progress_bars
+from prefjudge.cli.display import stdout as stdout_console
+from prefjudge.reporting import Advance, TextTable
+
+
+class ConsoleReporter:
+    """A :class:`prefjudge.reporting.Reporter` for people at a terminal.
+
+    Notes, warnings and progress go to ``console`` (stderr), result tables to ``stdout``.
+
+    Args:
+        console: Where notes, warnings, progress bars and run tables go.
+        stdout: Where result tables go.
+    """
+
+    def __init__(self, console: Console | None = None, stdout: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.stdout = stdout or stdout_console
+
+    def note(self, message: str) -> None:
+        """Print the note as it is."""
+        self.console.print(escape(message), soft_wrap=True)
+
+    def warn(self, message: str) -> None:
+        """Print the warning in yellow."""
+        self.console.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
+
+    @contextmanager
+    def progress(self, description: str, total: int | None) -> Iterator[Advance]:
+        """A transient progress bar on stderr (none when there is nothing to do, or no terminal)."""
+        progress = progress_bars(self.console, disable=total == 0 or not self.console.is_terminal)
+        task = progress.add_task(escape(description), total=total)
+        with progress:
+            yield lambda n: progress.advance(task, n)
+
+    def table(self, table: TextTable) -> None:
+        """Print the table: a result on stdout, a note on the run on stderr."""
+        shown = Table(title=escape(table.title))
+        for column in table.columns:
+            shown.add_column(escape(column), justify="right" if column in table.right else "left")
+        for row in table.rows:
+            shown.add_row(*(escape(cell) for cell in row))
+        (self.stdout if table.result else self.console).print(shown)
+
+
+__all__ = ["ConsoleReporter"]

@@ -1,0 +1,255 @@
+"""How to judge, as a stage's settings say it: options, their checks, and what they load.
+
+Every judging use case (``judge_file``, ``judge_pair``, ``evaluate_judges``) takes its
+settings as a :class:`JudgeOptions` (the options every judging command shares:
+``--fallback``, ``--criterion``, ``--tests``, ``--guidance``, the criteria bounds ...) plus
+its own fields, and turns them into the :class:`~prefjudge.judge.common.JudgeSettings` the
+methods read with :func:`judge_settings`, which checks them first (templates, criterion,
+which options apply to which method) and loads the tests.
+
+A mistake in how an option was given raises :class:`JudgeOptionError` (the command shows
+it as a usage error naming the option); anything else a person must act on raises
+:class:`~prefjudge.reporting.StageError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from prefjudge.backends import Sampling
+from prefjudge.io import InputError
+from prefjudge.journal import file_fingerprint
+from prefjudge.judge import JudgeSettings, method_traits
+from prefjudge.judge.facts.judge import CriterionError, parse_criterion
+from prefjudge.judge.facts.versions import decider_versions
+from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
+from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
+from prefjudge.records import JudgeMethodName, Task
+from prefjudge.reporting import StageError
+from prefjudge.scoring.sources import SourceError, UnknownSourceError, open_task_source
+
+ModelMethodName = Literal["criteralign", "monolithic", "pointwise"]
+"""A method that only asks a judge model: what ``hybrid`` may fall back on."""
+PairFormatName = Literal["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
+"""A pair file's format (``auto``: told from its content)."""
+
+JUDGE_SAMPLING: dict[str, Any] = {"max_tokens": 2048, "seed": 0}
+"""Sampling defaults of the judging stages (the user's settings override them)."""
+
+__all__ = [
+    "JUDGE_SAMPLING",
+    "JudgeMethodName",
+    "JudgeOptionError",
+    "JudgeOptions",
+    "ModelMethodName",
+    "PairFormatName",
+    "evidence_binding",
+    "judge_settings",
+    "load_tests",
+    "open_guidance",
+    "source_error",
+]
+
+
+class JudgeOptionError(StageError):
+    """An option or argument given wrongly: the command shows it as a usage error.
+
+    Args:
+        message: What is wrong, for a person.
+        option: The option or argument to name (``--criterion``, ``PAIRS``), or None when
+            the mistake is in how several go together.
+
+    Attributes:
+        option: The option or argument named, or None.
+    """
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def source_error(exc: SourceError, option: str) -> StageError:
+    """The stage error of a source that cannot be used (see :mod:`prefjudge.scoring.sources`).
+
+    Args:
+        exc: The source's error.
+        option: The option or argument that named the source (``--tasks``, ``PAIRS``).
+
+    Returns:
+        A :class:`JudgeOptionError` naming ``option`` for an unknown name, split or subset;
+        a plain :class:`StageError` when the source is known but cannot be used (the hub).
+    """
+    if isinstance(exc, UnknownSourceError):
+        return JudgeOptionError(str(exc), option)
+    return StageError(str(exc))
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeOptions:
+    """The options every judging stage shares (the judging commands' common flags).
+
+    Attributes:
+        fallback: ``hybrid``: the model-based method for the pairs the evidence leaves
+            undecided (``--fallback``).
+        criterion: ``evidence``/``hybrid``: the evidence kinds that decide every pair, in
+            order (``correctness,efficiency``); None: the pair's own, else the default order.
+        tests: ``evidence``/``hybrid``: task sources (files, folders or hub datasets) whose
+            tests and inputs the evidence runs, by task id (``--tests``).
+        guidance: An HPAG guidance folder, or None (``--guidance``).
+        evidence: Give the judge the pairs' deterministic evidence (``--evidence``).
+        min_criteria: Fewest criteria to ask for (criteralign, pointwise).
+        max_criteria: Most criteria kept.
+        refine: Refine tied criteria (stage 4); False is ``--no-refine``.
+        max_refine: Most tied criteria refined per pair (0 refines none).
+        templates: A folder of prompt templates overriding ``rubrics/judge/``, or None.
+        tokenizer: Whose tokenizer counts each response's ``token_len`` style feature (a
+            model name in the local cache or a folder), or None for the fallback counter.
+        chunk_size: Pairs per batch (each stage is one batch of requests).
+        sampling: Sampling of every judge call (the caller applies the user's settings
+            over :data:`JUDGE_SAMPLING`).
+    """
+
+    fallback: ModelMethodName = "criteralign"
+    criterion: str | None = None
+    tests: tuple[str, ...] = ()
+    guidance: Path | None = None
+    evidence: bool = False
+    min_criteria: int = 16
+    max_criteria: int = 20
+    refine: bool = True
+    max_refine: int = 8
+    templates: Path | None = None
+    tokenizer: str | None = None
+    chunk_size: int = 32
+    sampling: Sampling = field(default_factory=lambda: Sampling(**JUDGE_SAMPLING))
+
+
+def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None) -> JudgeSettings:
+    """Check the options for ``method`` and build the settings its judge reads.
+
+    Checked before any model call: the criteria bounds, every template the method's model
+    calls use, the criterion; ``--tests`` and ``--criterion`` apply only to methods that run
+    tests, whose tests are loaded here.
+
+    Args:
+        options: The judging options.
+        method: The method to judge with (a name of :data:`prefjudge.judge.METHODS`).
+        guidance: The loaded guidance (:func:`open_guidance`), or None.
+
+    Returns:
+        The judge settings.
+
+    Raises:
+        JudgeOptionError: On criteria bounds the wrong way round, an unknown criterion,
+            ``--tests``/``--criterion`` for a method that runs no tests, or an unknown
+            ``--tests`` source.
+        StageError: On a template that cannot be used, or tests that cannot be read.
+    """
+    if options.min_criteria > options.max_criteria:
+        raise JudgeOptionError("--min-criteria must not exceed --max-criteria")
+    traits = method_traits(method, options.fallback)
+    templates = None if options.templates is None else str(options.templates)
+    if traits.model_method in METHOD_STAGES:
+        try:  # every template the method uses, checked before any model call
+            check_templates(METHOD_STAGES[traits.model_method], templates)
+        except TemplateError as exc:
+            raise StageError(str(exc)) from exc
+    if options.criterion:
+        try:
+            parse_criterion(options.criterion)
+        except CriterionError as exc:
+            raise JudgeOptionError(str(exc), "--criterion") from None
+    tests: dict[str, Task] = {}
+    if traits.needs_tests:
+        tests = load_tests(options.tests)
+    elif options.tests or options.criterion:
+        raise JudgeOptionError("--tests and --criterion apply to --method evidence or hybrid")
+    return JudgeSettings(
+        method=method,
+        min_criteria=options.min_criteria,
+        max_criteria=options.max_criteria,
+        refine=options.refine and options.max_refine > 0,
+        max_refine=options.max_refine,
+        evidence=options.evidence,
+        guidance=guidance,
+        templates=templates,
+        sampling=options.sampling,
+        criterion=options.criterion,
+        tests=tests,
+        fallback=options.fallback,
+        tokenizer=options.tokenizer,
+    )
+
+
+def load_tests(sources: Sequence[str]) -> dict[str, Task]:
+    """Tasks by id from ``--tests`` sources (files, folders or hub datasets), merged.
+
+    Args:
+        sources: The sources, in order.
+
+    Returns:
+        Every source's tasks by ``task_id``.
+
+    Raises:
+        JudgeOptionError: When a source names no file, folder or known hub dataset.
+        StageError: When a source cannot be read, or two give the same task.
+    """
+    tasks: dict[str, Task] = {}
+    for source in sources:
+        try:
+            loaded, _where = open_task_source(source)
+        except SourceError as exc:
+            raise source_error(exc, "--tests") from exc
+        except InputError as exc:
+            raise StageError(str(exc)) from exc
+        for task_id, task in loaded.items():
+            if task_id in tasks:
+                raise StageError(f"--tests: task {task_id!r} is in two sources")
+            tasks[task_id] = task
+    return tasks
+
+
+def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[str, Any]:
+    """What evidence verdicts depend on besides the model: for the verdict journal.
+
+    Args:
+        settings: The judge settings.
+        sources: The ``--tests`` sources.
+
+    Returns:
+        ``{}`` for the methods that run no tests; else the criterion, the fallback
+        (``hybrid``), the test sources' content digests, and the versions of the code that
+        decides (sandbox harness, Ruff, the security analyser).
+    """
+    traits = method_traits(settings.method, settings.fallback)
+    if not traits.needs_tests:
+        return {}
+    return {
+        "criterion": settings.criterion,
+        "fallback": settings.fallback if traits.model_method is not None else None,
+        "tests": [file_fingerprint(s)["sha256"] if Path(s).is_file() else s for s in sources],
+        "deciders": decider_versions(),
+    }
+
+
+def open_guidance(folder: str | Path | None) -> Guidance | None:
+    """Load a guidance folder.
+
+    Args:
+        folder: The folder, or None for no guidance.
+
+    Returns:
+        The guidance, or None.
+
+    Raises:
+        StageError: When the folder is not usable guidance (the message says why).
+    """
+    if folder is None:
+        return None
+    try:
+        return load_guidance(folder)
+    except GuidanceError as exc:
+        raise StageError(str(exc)) from exc

@@ -1,0 +1,187 @@
+"""The Ray engine as an engine of :func:`prefjudge.scoring.run.score_file` (``--engine ray``).
+
+Scoring knows nothing of Ray: ``score_file`` scores on this machine unless its settings name
+an engine (:class:`prefjudge.scoring.run.ScoringEngine`). :class:`RayEngine` is that engine
+for a Ray cluster::
+
+    settings = ScoreSettings(gens, output=out, engine=RayEngine(RaySettings(address="auto")))
+    score_file(settings, reporter)  # reports the cluster's nodes, then scores on them
+
+Ray is imported only when the engine starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from prefjudge.records import ScoredSample, Task
+from prefjudge.reporting import Reporter, StageError, TextTable
+from prefjudge.sandbox import SandboxLimits
+from prefjudge.scale.ray_engine import (
+    RayEngineError,
+    RayRun,
+    RaySettings,
+    connect,
+    ray_score_batches,
+)
+from prefjudge.scoring.score import ScoreJob
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Score on the nodes of a Ray cluster that can sandbox (a :class:`ScoringEngine`).
+
+    Attributes:
+        settings: How the Ray engine runs (address, shards, degraded nodes).
+    """
+
+    settings: RaySettings = field(default_factory=RaySettings)
+
+    def start(self, *, tests: bool, reporter: Reporter) -> RayScoring:
+        """Connect to the cluster, probe its nodes and report them (the ``Ray nodes`` table).
+
+        Args:
+            tests: Whether the run has unit tests (only sandbox-capable nodes then).
+            reporter: Where the nodes table and the refused nodes' reasons go.
+
+        Returns:
+            The connection, for one run.
+
+        Raises:
+            StageError: Without Ray, or when no node of the cluster can take shards.
+        """
+        try:
+            run = connect(self.settings, tests=tests)
+        except RayEngineError as exc:
+            raise StageError(f"{exc}\nNothing was scored.") from exc
+        reporter.table(ray_nodes_table(run))
+        for node, why in run.acceptance.refused:  # whole, not wrapped in a narrow column
+            reporter.warn(f"refused {node.label()}: {why}")
+        return RayScoring(run)
+
+
+class RayScoring:
+    """A Ray connection scoring one run (a :class:`prefjudge.scoring.run.EngineRun`).
+
+    Args:
+        run: The connection and the nodes the driver accepted.
+
+    Attributes:
+        run: The connection and the nodes the driver accepted.
+        sandbox: ``Ray: N node(s), MODES`` with unit tests, else "".
+        sandbox_mode: The accepted nodes' isolation modes with unit tests, else "".
+    """
+
+    def __init__(self, run: RayRun) -> None:
+        self.run = run
+        self.sandbox_mode = run.acceptance.modes() if run.tests else ""
+        self.sandbox = (
+            f"Ray: {len(run.acceptance.accepted)} node(s), {self.sandbox_mode}" if run.tests else ""
+        )
+
+    def batches(
+        self,
+        job: ScoreJob,
+        tasks: Mapping[str, Task],
+        *,
+        done: set[str],
+        limits: SandboxLimits,
+        profile: str,
+        zygote: bool | None,
+        preload: Sequence[str],
+        on_progress: Callable[[str, int], None],
+        on_event: Callable[[str], None],
+    ) -> Iterator[list[ScoredSample]]:
+        """Score the job's shards on the accepted nodes, a shard's records at a time.
+
+        Args:
+            job: The validated generations and their keys.
+            tasks: Tasks by id (empty: no unit tests).
+            done: Keys the output already holds.
+            limits: Each test run's sandbox limits.
+            profile: Verification profile.
+            zygote: Fork test runs from a zygote (None: the default).
+            preload: Modules the zygotes import besides the tasks' own.
+            on_progress: Called with the phase (``verify``, ``tests``) and units done.
+            on_event: Called with a line about the cluster (a node lost, a shard again).
+
+        Yields:
+            The records of each finished shard.
+
+        Raises:
+            StageError: When the engine cannot go on (a shard failing for good, no node left).
+        """
+        try:
+            yield from ray_score_batches(
+                self.run,
+                job.keys,
+                [gen for _, gen in job.generations],
+                tasks,
+                done=done,
+                limits=limits,
+                profile=profile,
+                zygote=zygote,
+                preload=preload,
+                on_progress=on_progress,
+                on_event=on_event,
+            )
+        except RayEngineError as exc:
+            raise StageError(str(exc)) from exc
+
+    def summary(self) -> dict[str, object]:
+        """Where the scoring ran, for the summary file: the address and the nodes' modes."""
+        run = self.run
+        return {
+            "name": "ray",
+            "address": run.settings.address,
+            "shard_size": run.settings.shard_size,
+            "cpus_per_shard": run.settings.cpus_per_shard,
+            "nodes": [
+                {
+                    "id": node.short_id,
+                    "host": node.host,
+                    "mode": node.mode,
+                    "shards_at_once": run.acceptance.capacity[node.node_id],
+                    "versions": dict(node.versions),
+                }
+                for node in run.acceptance.accepted
+            ],
+            "refused": [
+                {"id": node.short_id, "host": node.host, "mode": node.mode, "why": why}
+                for node, why in run.acceptance.refused
+            ],
+        }
+
+    def close(self) -> None:
+        """Disconnect from the cluster (and stop a Ray instance started here)."""
+        self.run.close()
+
+
+def ray_nodes_table(run: RayRun) -> TextTable:
+    """The Ray cluster's nodes: accepted (with their mode and shard slots) and refused.
+
+    Args:
+        run: The connection and its node decisions.
+
+    Returns:
+        A table on the run (not a result).
+    """
+    rows = [
+        [
+            node.short_id,
+            node.host,
+            node.mode,
+            str(run.acceptance.capacity[node.node_id]),
+            "accepted",
+        ]
+        for node in run.acceptance.accepted
+    ]
+    rows += [
+        [node.short_id, node.host, node.mode, "0", "refused"] for node, _ in run.acceptance.refused
+    ]
+    columns = ("node", "host", "sandbox", "shards at once", "status")
+    return TextTable("Ray nodes", columns, rows, result=False)
+
+
+__all__ = ["RayEngine", "RayScoring", "ray_nodes_table"]

@@ -1,0 +1,628 @@
+"""``prefjudge score`` as a use case: a generations file into scored records and a summary.
+
+:func:`score_file` reads the generations and their tasks, verifies the instructions and
+runs the unit tests (on this machine or on a Ray cluster), writes one scored record per
+generation to a resumable journal, and then the per-model summary (``.csv``, ``.json``,
+``.png``). It never prints: notes, warnings, progress bars and tables go to a
+:class:`~prefjudge.reporting.Reporter`. The ``score`` command and ``prefjudge run`` both
+call it::
+
+    outcome = score_file(ScoreSettings(Path("gens.jsonl"), output=Path("scores.jsonl")),
+                         SilentReporter())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from prefjudge.io import InputError, summary_path
+from prefjudge.journal import Journal, JournalError
+from prefjudge.records import ScoredSample, Task, model_name_warnings
+from prefjudge.reporting import Reporter, StageError, TextTable
+from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
+from prefjudge.sandbox.zygote import zygote_default
+from prefjudge.scoring.formats import SampleFormatWarning
+from prefjudge.scoring.profiles import get_profile
+from prefjudge.scoring.rows import sample_row
+from prefjudge.scoring.score import ScoreJob, has_tests, prepare_job, score_batches
+from prefjudge.scoring.sources import SourceError, UnknownSourceError, open_task_source
+from prefjudge.scoring.verify import ruff_version
+from prefjudge.scoring.verify.process import VerifyProcess
+from prefjudge.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STDIN = "-"
+"""How messages and the summary name generations read from stdin."""
+
+EARLY_VERIFIER_BYTES = 1_000_000
+"""Inputs from this size (about 1,000 generations) are verified in a second process started
+before the file is read (see :mod:`prefjudge.scoring.verify.process`)."""
+
+
+class EngineRun(Protocol):
+    """A scoring engine connected for one run (what :meth:`ScoringEngine.start` returns).
+
+    Attributes:
+        sandbox: How the unit tests are isolated, for the summary ("" without tests).
+        sandbox_mode: The isolation mode bound in the output's journal ("" without tests).
+    """
+
+    sandbox: str
+    sandbox_mode: str
+
+    def batches(
+        self,
+        job: ScoreJob,
+        tasks: Mapping[str, Task],
+        *,
+        done: set[str],
+        limits: SandboxLimits,
+        profile: str,
+        zygote: bool | None,
+        preload: Sequence[str],
+        on_progress: Callable[[str, int], None],
+        on_event: Callable[[str], None],
+    ) -> Iterable[list[ScoredSample]]:
+        """Score the job's generations whose keys are not in ``done``, in finished batches.
+
+        Args:
+            job: The validated generations and their keys.
+            tasks: Tasks by id (empty: no unit tests).
+            done: Keys the output already holds.
+            limits: Each test run's sandbox limits.
+            profile: Verification profile.
+            zygote: Fork test runs from a zygote (None: the default).
+            preload: Modules the zygotes import besides the tasks' own.
+            on_progress: Called with the phase (``verify``, ``tests``) and units done.
+            on_event: Called with a line about the engine (a node lost, a shard again).
+
+        Returns:
+            Scored records, a batch at a time, as they finish.
+
+        Raises:
+            StageError: When the engine cannot go on (records already written are kept).
+        """
+        ...
+
+    def summary(self) -> dict[str, object]:
+        """Where the scoring ran, for the summary file's ``engine``."""
+        ...
+
+    def close(self) -> None:
+        """Let the engine's resources go (disconnect)."""
+        ...
+
+
+class ScoringEngine(Protocol):
+    """Where a run's records are scored when not on this machine.
+
+    ``prefjudge.scale.score_engine.RayEngine`` (``--engine ray``) is one; scoring knows
+    nothing of Ray (the engine sits above the stages).
+    """
+
+    def start(self, *, tests: bool, reporter: Reporter) -> EngineRun:
+        """Connect for one run and report where the records will be scored.
+
+        Args:
+            tests: Whether the run has unit tests to run.
+            reporter: Where the engine reports (its nodes, refused ones).
+
+        Returns:
+            The connected engine; the run closes it.
+
+        Raises:
+            StageError: When nothing can be scored there.
+        """
+        ...
+
+
+class ScoreUsageError(StageError):
+    """The settings name the tasks wrongly (an unknown source, a task in two sources).
+
+    The command shows it as a usage error (exit status 2); for ``prefjudge run`` it is a
+    :class:`~prefjudge.reporting.StageError` like any other.
+
+    Attributes:
+        param_hint: The option at fault (``--tasks``), or None when the message says it.
+    """
+
+    def __init__(self, message: str, param_hint: str | None = None) -> None:
+        super().__init__(message)
+        self.param_hint = param_hint
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """Everything ``prefjudge score``'s options decide.
+
+    Attributes:
+        generations: Generation records (prefjudge JSONL, or an EvalPlus, BigCodeBench or
+            SWE-IF sample file).
+        output: Scored records (JSONL), a journal: rerunning resumes.
+        tasks: Task sources (files, dataset folders, hub names); empty: ``tasks.jsonl``
+            beside ``generations``, if present.
+        split: Split of the hub datasets or folders among ``tasks`` (None: their own).
+        subset: Subset of the hub datasets among ``tasks`` (None: their own).
+        skip_invalid: Score the valid lines and list the invalid ones instead of stopping.
+        no_tests: Only verify instructions; skip unit tests.
+        profile: Verification profile (``reference`` or ``strict``).
+        model: Model name for sample files without one (None: the file name).
+        workers: Parallel Ruff groups and sandboxes of the local engine (None: CPU count).
+        test_timeout: Wall-clock seconds per sample's test run.
+        memory_mb: Address-space limit per sample's test run.
+        zygote: Fork test runs from a per-worker zygote (None: the environment's default).
+        preload: Modules the zygotes import besides the tasks' own.
+        bootstrap: Task-bootstrap resamples for the summary's intervals.
+        ci_seed: Seed of the bootstrap intervals.
+        summary_prefix: Prefix of the summary files (None: ``output`` without its
+            extension + ``.summary``).
+        engine: Where to score: None for this machine, or an engine such as
+            ``prefjudge.scale.score_engine.RayEngine(RaySettings(...))`` (``--engine ray``).
+        force_new: Start ``output`` again instead of resuming it.
+        stdin: ``generations`` is a copy of stdin: messages and the summary name it ``-``
+            and no ``tasks.jsonl`` is looked for beside it.
+    """
+
+    generations: Path
+    output: Path = Path("scores.jsonl")
+    tasks: tuple[str, ...] = ()
+    split: str | None = None
+    subset: str | None = None
+    skip_invalid: bool = False
+    no_tests: bool = False
+    profile: Literal["reference", "strict"] = "reference"
+    model: str | None = None
+    workers: int | None = None
+    test_timeout: float = SandboxLimits().timeout_s
+    memory_mb: int = SandboxLimits().memory_mb
+    zygote: bool | None = None
+    preload: tuple[str, ...] = ()
+    bootstrap: int = DEFAULT_RESAMPLES
+    ci_seed: int = 0
+    summary_prefix: Path | None = None
+    engine: ScoringEngine | None = None
+    force_new: bool = False
+    stdin: bool = False
+
+    @property
+    def source(self) -> str:
+        """How messages and the summary name the generations: ``-`` for stdin, else the path."""
+        return STDIN if self.stdin else os.fspath(self.generations)
+
+
+@dataclass(frozen=True)
+class ScoreOutcome:
+    """What a scoring run did.
+
+    Attributes:
+        output: The scored records.
+        records: Records of this input in ``output`` (those the summary counts).
+        scored: Records scored in this run.
+        resumed: Records ``output`` already held when the run began.
+        skipped: Invalid input problems skipped (``skip_invalid``).
+        tests: Whether unit tests ran.
+        tasks: Where the tasks came from.
+        sandbox: How the unit tests were isolated ("" without tests).
+        summary_csv: The per-model summary (CSV).
+        summary_json: The per-model summary with the run's settings (JSON).
+        summary_plot: The per-model summary plot (PNG).
+        table: The per-model table the run reported.
+        check_errors: Instruction checks that ended in error, over all models.
+        test_errors: Test runs that ended in error, over all models.
+    """
+
+    output: Path
+    records: int
+    scored: int
+    resumed: int
+    skipped: int
+    tests: bool
+    tasks: str
+    sandbox: str
+    summary_csv: Path
+    summary_json: Path
+    summary_plot: Path
+    table: TextTable
+    check_errors: int
+    test_errors: int
+
+
+def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
+    """Score the generations into ``settings.output`` and write the per-model summary.
+
+    Reports where the tasks came from, the profile, the sandbox (or the Ray nodes), invalid
+    lines skipped, resuming, progress over instructions and unit tests, the per-model table
+    (a result) and the files written.
+
+    Args:
+        settings: What to score, where, and how.
+        reporter: Where notes, warnings, progress and tables go.
+
+    Returns:
+        What was scored and the files written.
+
+    Raises:
+        ScoreUsageError: When a task source is unknown or two name the same task.
+        StageError: When an input is invalid or empty, a task source cannot be used, the
+            output cannot be resumed, or the Ray engine cannot go on (records already
+            written are kept).
+    """
+    stack = ExitStack()
+    try:
+        return _score(settings, reporter, stack)
+    finally:
+        stack.close()
+
+
+def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> ScoreOutcome:
+    """:func:`score_file`, with ``stack`` closing the verifier and the Ray connection."""
+    generations, profile, output = settings.generations, settings.profile, settings.output
+    workers = settings.workers or os.cpu_count()
+    try:
+        tasks, tasks_origin, task_paths, task_sources = load_tasks(settings)
+        verifier = _early_verifier(settings, not settings.no_tests and bool(tasks), workers)
+        if verifier is not None:
+            stack.callback(verifier.close)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SampleFormatWarning)
+            job = prepare_job(
+                generations, tasks, skip_invalid=settings.skip_invalid, model=settings.model
+            )
+    except InputError as exc:
+        raise StageError(
+            f"{exc}\nNothing was scored (use --skip-invalid to score the valid lines)."
+        ) from exc
+    if not job.generations and not job.skipped:
+        raise StageError(f"{settings.source}: no generation records (the file is empty)")
+    for warning in caught:
+        if issubclass(warning.category, SampleFormatWarning):
+            reporter.warn(f"warning: {warning.message}")
+    reporter.note(f"tasks: {tasks_origin}")
+    reporter.note(f"profile: {profile} — {get_profile(profile).summary}")
+    for warning in model_name_warnings({gen.model for _, gen in job.generations}):
+        reporter.warn(f"warning: {settings.source}: {warning}")
+    if job.skipped:
+        reporter.warn(f"skipped {len(job.skipped)} invalid input problem(s):")
+        for issue in job.skipped:
+            reporter.warn(f"  {issue}")
+
+    tests_on = not settings.no_tests and bool(tasks)
+    engine = None
+    if settings.engine is not None:
+        engine = settings.engine.start(tests=tests_on, reporter=reporter)
+        stack.callback(engine.close)
+    isolation = isolation_mode = ""
+    if engine is not None:
+        isolation, isolation_mode = engine.sandbox, engine.sandbox_mode
+    elif tests_on:
+        report = isolation_report()
+        isolation_mode = str(report["mode"])
+        use_zygote = zygote_default() if settings.zygote is None else settings.zygote
+        isolation = isolation_line(report, use_zygote)
+        if report["isolated"]:
+            reporter.note(f"sandbox: {isolation}")
+        else:
+            reporter.warn(f"sandbox: {report['warning'] or isolation}")
+            for item in report["not_enforced"]:
+                reporter.warn(f"  not enforced: {item}")
+
+    limits = SandboxLimits(timeout_s=settings.test_timeout, memory_mb=settings.memory_mb)
+    journal = Journal(
+        output,
+        ScoredSample,
+        lambda rec: str(rec.meta.get("key")),
+        stage="score",
+        inputs={"generations": generations, "tasks": task_paths},
+        settings={
+            "tests": tests_on,
+            "timeout_s": settings.test_timeout,
+            "memory_mb": settings.memory_mb,
+            "ruff_version": ruff_version(),
+            "sandbox": isolation_mode,
+            "harness": harness_digest(),
+            "profile": profile,
+            "model": settings.model,
+            **({"tasks_sources": task_sources} if task_sources else {}),
+        },
+        force_new=settings.force_new,
+    )
+    try:
+        journal.open()
+    except JournalError as exc:
+        raise StageError(str(exc)) from exc
+    for note in journal.notes:
+        reporter.note(f"note: {note}")
+    with journal:
+        loading = _load_summary_meanwhile()
+        done = set(journal.done)
+        todo = sum(key not in done for key in job.keys)
+        resumed = len(job.keys) - todo
+        if journal.resumed:
+            reporter.note(f"resuming {output}: {resumed} already scored, {todo} to go")
+        with_tests = (
+            0
+            if settings.no_tests
+            else sum(
+                1
+                for key, (_, gen) in zip(job.keys, job.generations, strict=True)
+                if key not in done and has_tests(gen, tasks)
+            )
+        )
+        scored: list[tuple[object, tuple]] = []
+        tests_progress = (
+            reporter.progress("unit tests  ", with_tests)
+            if with_tests
+            else nullcontext(lambda _n: None)
+        )
+        with reporter.progress("instructions", todo) as verify_bar, tests_progress as tests_bar:
+            bars = {"verify": verify_bar, "tests": tests_bar}
+            advance = lambda phase, n: bars[phase](n)  # noqa: E731
+            if engine is None:
+                batches: Iterable[list[ScoredSample]] = score_batches(
+                    job,
+                    done=done,
+                    workers=workers,
+                    limits=limits,
+                    run_tests=not settings.no_tests,
+                    isolation=isolation,
+                    profile=profile,
+                    separate_process=verifier,
+                    zygote=settings.zygote,
+                    preload=settings.preload,
+                    on_progress=advance,
+                )
+            else:
+                batches = engine.batches(
+                    job,
+                    tasks if tests_on else {},
+                    done=done,
+                    limits=limits,
+                    profile=profile,
+                    zygote=settings.zygote,
+                    preload=settings.preload,
+                    on_progress=advance,
+                    on_event=reporter.warn,
+                )
+            try:
+                for batch in batches:
+                    # Written, then let go: the summary needs only a small row per record, so
+                    # memory does not grow by a whole record (response, results) per
+                    # generation.
+                    journal.write_many(batch, keep=False)
+                    scored += [(record.meta.get("key"), sample_row(record)) for record in batch]
+            except StageError as exc:  # only an engine raises it
+                raise StageError(
+                    f"{exc}\n{len(scored)} record(s) scored in this run are in {output}; "
+                    "rerun the command to resume."
+                ) from exc
+        # The summary's rows, in the output's order: the records it held, then the new ones.
+        wanted = set(job.keys)
+        rows = [sample_row(rec) for rec in journal.done.values() if rec.meta.get("key") in wanted]
+        new = len(scored)
+        rows += [row for key, row in scored if key in wanted]
+        del scored
+    loading.join()
+    from prefjudge.plots.score import save_summary_plot
+    from prefjudge.scoring.metrics import model_summary, rows_frame
+
+    summary = model_summary(rows_frame(rows), n_resamples=settings.bootstrap, seed=settings.ci_seed)
+    table = frame_table(
+        summary_table(summary),
+        title=f"prefjudge score — {Path(settings.source).name} — profile {profile}",
+    )
+    reporter.table(table)
+    prefix = settings.summary_prefix or summary_path(output)
+    csv, summary_json, plot = (Path(f"{prefix}{ext}") for ext in (".csv", ".json", ".png"))
+    summary.assign(profile=profile).to_csv(csv, index=False)
+    summary_json.write_text(
+        json.dumps(
+            {
+                "generations": settings.source,
+                "tasks": tasks_origin,
+                "seed": settings.ci_seed,
+                "bootstrap": settings.bootstrap,
+                "profile": profile,
+                "ruff_version": ruff_version(),
+                "sandbox": isolation,
+                "engine": engine.summary() if engine else {"name": "local"},
+                "models": summary.to_dict(orient="records"),
+            },
+            indent=2,
+            default=float,
+        )
+    )
+    save_summary_plot(summary, plot)
+    reporter.note(f"wrote {output} ({len(rows)} records), {prefix}.csv/.json/.png")
+    check_errors, test_errors = int(summary["check_errors"].sum()), int(summary["func_error"].sum())
+    if check_errors or test_errors:
+        reporter.warn(
+            "some checks or test runs ended in error: they are counted apart, "
+            "not as failures — see the 'reason'/'detail' fields."
+        )
+    return ScoreOutcome(
+        output=output,
+        records=len(rows),
+        scored=new,
+        resumed=resumed,
+        skipped=len(job.skipped),
+        tests=tests_on,
+        tasks=tasks_origin,
+        sandbox=isolation,
+        summary_csv=csv,
+        summary_json=summary_json,
+        summary_plot=plot,
+        table=table,
+        check_errors=check_errors,
+        test_errors=test_errors,
+    )
+
+
+def load_tasks(settings: ScoreSettings) -> tuple[dict[str, Task], str, list[Path], list[dict]]:
+    """Load the settings' task sources, or the ``tasks.jsonl`` beside the generations file.
+
+    Args:
+        settings: The run's settings (``tasks``, ``split``, ``subset``, ``generations``,
+            ``stdin``).
+
+    Returns:
+        The tasks by id, where they came from (reported), the local files to bind as
+        inputs, and the identities of the hub datasets and folders among the sources (bound
+        as a setting: they have no file to hash).
+
+    Raises:
+        ScoreUsageError: When a source is unknown (or its split or subset), or two sources
+            hold the same task.
+        StageError: When a source cannot be used (e.g. a hub dataset not cached).
+    """
+    sources: list[str] = list(settings.tasks)
+    origin = "--tasks"
+    if not sources:
+        if settings.stdin:
+            return {}, "none (GENERATIONS is stdin: name the tasks with --tasks)", [], []
+        sibling = settings.generations.parent / "tasks.jsonl"
+        if not sibling.exists():
+            return {}, "none", [], []
+        sources, origin = [str(sibling)], "tasks.jsonl beside the generations file"
+    tasks: dict[str, Task] = {}
+    paths: list[Path] = []
+    identities: list[dict] = []
+    labels: list[str] = []
+    for source in sources:
+        try:
+            loaded, where = open_task_source(source, split=settings.split, subset=settings.subset)
+        except UnknownSourceError as exc:
+            raise ScoreUsageError(str(exc), param_hint="--tasks") from exc
+        except SourceError as exc:
+            raise StageError(str(exc)) from exc
+        paths.extend(where.paths)
+        if where.identity:
+            identities.append(dict(where.identity))
+        labels.append(where.label)
+        for task_id, task in loaded.items():
+            if task_id in tasks:
+                raise ScoreUsageError(f"task {task_id!r} appears in more than one --tasks file")
+            tasks[task_id] = task
+    names = ", ".join(labels)
+    return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths, identities
+
+
+def _early_verifier(
+    settings: ScoreSettings, tests: bool, workers: int | None
+) -> VerifyProcess | None:
+    """A verification process, started now, for a large input scored without unit tests.
+
+    Its start-up then overlaps reading and validating the input. Smaller inputs and stdin
+    are left to :func:`~prefjudge.scoring.score.score_batches`, which starts one itself
+    when the run has more than one chunk. The caller closes it when the run ends.
+    """
+    if tests or settings.stdin:
+        return None
+    try:
+        if os.stat(settings.generations).st_size < EARLY_VERIFIER_BYTES:
+            return None
+    except OSError:  # reading it reports the problem
+        return None
+    return VerifyProcess(workers=workers, profile=settings.profile)
+
+
+def _load_summary_meanwhile() -> threading.Thread:
+    """Import what the summary needs (pandas, matplotlib: a second of CPU) while scoring runs.
+
+    Scoring mostly waits on Ruff, the verification process or unit tests; the summary and
+    its plot are the last step, and without this their imports would come after
+    everything else. Not a daemon thread: an import is never cut off at exit. A failed
+    import is left to the summary, which imports again and reports it.
+    """
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            import prefjudge.plots.score
+            import prefjudge.scoring.metrics
+
+            prefjudge.plots.pyplot()
+
+    thread = threading.Thread(target=load, name="prefjudge-load-summary")
+    thread.start()
+    return thread
+
+
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Format the model summary for showing: values with their 95 % CIs.
+
+    Args:
+        summary: :func:`prefjudge.scoring.metrics.model_summary`'s table.
+
+    Returns:
+        One row per model: n, IF (instruction and task level) and pass@1 with their
+        intervals, and the counts of check errors, timeouts and test errors.
+    """
+    import pandas as pd
+
+    def fmt(row: pd.Series, name: str) -> str:
+        value = row[name]
+        if pd.isna(value):
+            return "—"
+        return f"{value:.3f} [{row[f'{name}_lower']:.3f}, {row[f'{name}_upper']:.3f}]"
+
+    rows = []
+    for _, row in summary.iterrows():
+        rows.append(
+            {
+                "model": row["model"],
+                "n": int(row["n"]),
+                "IF instr. [95% CI]": fmt(row, "if_instruction"),
+                "IF task [95% CI]": fmt(row, "if_task"),
+                "pass@1 [95% CI]": fmt(row, "pass1"),
+                "check err": int(row["check_errors"]),
+                "timeouts": int(row["func_timeout"]),
+                "test err": int(row["func_error"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def frame_table(frame: pd.DataFrame, *, title: str = "", result: bool = True) -> TextTable:
+    """A DataFrame as a plain-text table: floats with three decimals, numbers aligned right.
+
+    Args:
+        frame: Rows to show.
+        title: Table title.
+        result: Whether the table is a result (stdout) or a note on the run.
+
+    Returns:
+        The table, as ``prefjudge.cli.display.print_frame`` would print the frame.
+    """
+    from pandas.api.types import is_numeric_dtype
+
+    columns = [str(column) for column in frame.columns]
+    right = frozenset(str(column) for column in frame.columns if is_numeric_dtype(frame[column]))
+    rows = [
+        [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row]
+        for row in frame.itertuples(index=False)
+    ]
+    return TextTable(title, columns, rows, right=right, result=result)
+
+
+__all__ = [
+    "EARLY_VERIFIER_BYTES",
+    "EngineRun",
+    "ScoreOutcome",
+    "ScoreSettings",
+    "ScoreUsageError",
+    "ScoringEngine",
+    "frame_table",
+    "load_tasks",
+    "score_file",
+    "summary_table",
+]
