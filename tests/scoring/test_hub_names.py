@@ -30,10 +30,11 @@ from prefjudge.scoring.sources import (
     HubSourceError,
     UnknownSourceError,
     check_hub_repo_id,
+    load_hub,
     open_task_source,
     remote_dataset_path,
 )
-from prefjudge.scoring.tasks import HubUnavailableError, load_hub
+from prefjudge.scoring.tasks import HubUnavailableError
 
 EVIL_TASK = {"task_id": "evil/1", "prompt": "Say hi.", "test_format": "none"}
 
@@ -239,9 +240,9 @@ def test_run_reads_a_known_name_from_the_hub_not_from_a_folder(offline: Path) ->
     assert "evil/1" not in output and "Traceback" not in output
 
 
-def test_load_hub_refuses_what_is_no_hub_id_or_is_shadowed_by_a_local_path(
+def test_load_hub_refuses_what_is_no_hub_id_and_never_reads_a_local_path_of_that_name(
         offline: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The older ``load_hub`` API: the same rule, and no load when a local path shadows."""
+    """``load_hub``: the same rule, and the library is asked for the hub's copy only."""
     calls: list[str] = []
 
     def load_dataset(name: str, split: str, **kwargs: object) -> list[dict[str, str]]:
@@ -251,12 +252,12 @@ def test_load_hub_refuses_what_is_no_hub_id_or_is_shadowed_by_a_local_path(
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     local_dataset(offline.parent / "evil")
     local_dataset(offline / "owner" / "name")
+    monkeypatch.chdir(offline)
     with pytest.raises(HubUnavailableError, match="not a hub dataset id"):
         load_hub("../evil")
-    with pytest.raises(HubUnavailableError, match="a local path 'owner/name' exists"):
-        load_hub("owner/name")
     assert calls == []
-    assert list(load_hub("other/name")) == ["evil/1"] and calls == ["other/name"]
+    assert list(load_hub("owner/name")) == ["evil/1"]  # the fake library's rows
+    assert calls == ["hf://datasets/owner/name"]  # never the folder ./owner/name
 
 
 def test_a_dataset_not_cached_is_still_the_clear_offline_error(offline: Path) -> None:

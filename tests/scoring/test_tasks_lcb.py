@@ -14,12 +14,12 @@ import pytest
 
 from prefjudge.io import InputError
 from prefjudge.sandbox import run_functional
+from prefjudge.scoring.sources import load_hub
 from prefjudge.scoring.tasks import (
     HUB_DATASETS,
     HubUnavailableError,
     decode_lcb_cases,
     detect_format,
-    load_hub,
     load_tasks,
     missing_libraries,
 )
@@ -145,7 +145,8 @@ def test_hub_through_a_fake_datasets_module(monkeypatch):
     tasks = load_hub(
         "livecodebench/code_generation_lite", "test", version_tag="release_v5"
     )
-    assert calls == [("livecodebench/code_generation_lite", "test", {"version_tag": "release_v5"})]
+    assert calls == [("hf://datasets/livecodebench/code_generation_lite", "test",
+                      {"version_tag": "release_v5"})]
     assert list(tasks) == ["LiveCodeBench/abc000_a", "LiveCodeBench/abc000_b", "LiveCodeBench/1"]
     assert "livecodebench/code_generation_lite" in HUB_DATASETS
 

@@ -300,6 +300,52 @@ def remote_dataset_path(repo: str) -> str:
     return f"hf://datasets/{check_hub_repo_id(repo)}"
 
 
+def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
+    """Load a benchmark from its public hub dataset, through the ``datasets`` library.
+
+    Hub datasets (see :data:`prefjudge.scoring.tasks.HUB_DATASETS`): ``bigcode/bigcodebench``
+    (split = version, e.g. ``v0.1.4``), ``openai/openai_humaneval``,
+    ``evalplus/humanevalplus``, ``evalplus/mbppplus`` and
+    ``livecodebench/code_generation_lite`` (split ``test``, ``version_tag="release_v5"``,
+    ``trust_remote_code=True``; with ``datasets`` >= 4, which runs no loading scripts,
+    download its ``test*.jsonl`` files and use :func:`prefjudge.scoring.tasks.load_tasks`).
+    Records go through the same converters as local files. The library is given
+    ``hf://datasets/OWNER/NAME`` (:func:`remote_dataset_path`), so a local folder that
+    happens to be called ``OWNER/NAME`` is never read instead of the hub.
+
+    Args:
+        name: Hub dataset id, ``OWNER/NAME`` (the hub's rule: :func:`check_hub_repo_id`).
+        split: Dataset split.
+        **kwargs: Passed to ``datasets.load_dataset`` (e.g. ``version_tag``).
+
+    Returns:
+        Tasks by ``task_id``, in dataset order.
+
+    Raises:
+        HubUnavailableError: When ``name`` is no hub id, ``datasets`` is not installed or
+            the load fails.
+        InputError: When records cannot be converted (with row numbers).
+    """
+    try:
+        remote = remote_dataset_path(name)
+    except SourceError as exc:
+        raise HubUnavailableError(str(exc)) from None
+    try:
+        import datasets
+    except ImportError as exc:
+        raise HubUnavailableError(
+            f"loading {name!r} from the hub needs the 'datasets' library "
+            "(pip install datasets); or download the file and pass its path"
+        ) from exc
+    try:
+        rows = datasets.load_dataset(remote, split=split, **kwargs)
+    except Exception as exc:  # network, auth, unknown name: all end the same way
+        raise HubUnavailableError(f"cannot load hub dataset {name!r} [{split}]: {exc}") from exc
+    return tasks_from_records(
+        ((index, dict(row)) for index, row in enumerate(rows, start=1)), f"hub:{name}[{split}]"
+    )
+
+
 # --------------------------------------------------------------------------- resolving
 
 

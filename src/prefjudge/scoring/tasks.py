@@ -14,8 +14,9 @@ fields of the records, never by the file name:
   ``private_test_cases``, ``starter_code``, ``metadata``): see :func:`_livecodebench`;
 - the project's own task JSONL (records shaped like ``Task``).
 
-The same converters read the public hub releases through :func:`load_hub` (the
-``datasets`` library, imported only there); see :data:`HUB_DATASETS` for the names.
+The same converters read the public hub releases through
+:func:`prefjudge.scoring.sources.load_hub` (the ``datasets`` library, imported only
+there); see :data:`HUB_DATASETS` for the names.
 """
 
 from __future__ import annotations
@@ -460,64 +461,6 @@ HUB_DATASETS: dict[str, str] = {
 
 class HubUnavailableError(RuntimeError):
     """The hub cannot be used: ``datasets`` is not installed or the load failed."""
-
-
-def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
-    """Load a benchmark from its public hub dataset, through the ``datasets`` library.
-
-    Hub datasets (see :data:`HUB_DATASETS`): ``bigcode/bigcodebench`` (split = version,
-    e.g. ``v0.1.4``), ``openai/openai_humaneval``, ``evalplus/humanevalplus``,
-    ``evalplus/mbppplus`` and ``livecodebench/code_generation_lite`` (split ``test``,
-    ``version_tag="release_v5"``, ``trust_remote_code=True``; with ``datasets`` >= 4,
-    which runs no loading scripts, download its ``test*.jsonl`` files and use
-    :func:`load_tasks`). Records go through the same converters as local files.
-
-    Args:
-        name: Hub dataset id, ``OWNER/NAME`` (the hub's rule:
-            :func:`prefjudge.scoring.sources.check_hub_repo_id`).
-        split: Dataset split.
-        **kwargs: Passed to ``datasets.load_dataset`` (e.g. ``version_tag``).
-
-    Returns:
-        Tasks by ``task_id``, in dataset order.
-
-    Raises:
-        HubUnavailableError: When ``datasets`` is not installed or the load fails, or when
-            ``name`` is no hub id or a local path of that name exists (``load_dataset``
-            would read it instead of the hub).
-        InputError: When records cannot be converted (with row numbers).
-    """
-    _check_hub_name(name)
-    try:
-        import datasets
-    except ImportError as exc:
-        raise HubUnavailableError(
-            f"loading {name!r} from the hub needs the 'datasets' library "
-            "(pip install datasets); or download the file and pass its path"
-        ) from exc
-    try:
-        rows = datasets.load_dataset(name, split=split, **kwargs)
-    except Exception as exc:  # network, auth, unknown name: all end the same way
-        raise HubUnavailableError(f"cannot load hub dataset {name!r} [{split}]: {exc}") from exc
-    return tasks_from_records(
-        ((index, dict(row)) for index, row in enumerate(rows, start=1)), f"hub:{name}[{split}]"
-    )
-
-
-def _check_hub_name(name: str) -> None:
-    """Refuse a ``name`` that is no hub id, or that a local path would shadow."""
-    from prefjudge.scoring.sources import SourceError, check_hub_repo_id
-
-    try:
-        check_hub_repo_id(name)
-    except SourceError as exc:
-        raise HubUnavailableError(str(exc)) from None
-    if os.path.lexists(name):
-        raise HubUnavailableError(
-            f"hub dataset {name!r}: a local path {name!r} exists, which the 'datasets' "
-            "library would read instead of the hub; use "
-            "prefjudge.scoring.sources.load_task_source('hub:' + name), which never reads it"
-        )
 
 
 def imported_modules(source: str) -> set[str]:
