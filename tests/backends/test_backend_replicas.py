@@ -271,7 +271,7 @@ def test_configuration_accepts_a_string_or_a_list(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from prefjudge.experiment.config import BackendSpec
-    from prefjudge.experiment.plan import _backend_args
+    from prefjudge.experiment.plan import stage_backend
 
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "prefjudge.toml"
@@ -286,11 +286,12 @@ def test_configuration_accepts_a_string_or_a_list(
         with pytest.raises(ConfigError, match="base_url"):
             load_backend_config()
     spec = BackendSpec(model="m", base_url=["http://a/v1", "http://b/v1"])
-    args = _backend_args(spec, None, tmp_path / "c.sqlite")
-    assert args[:8] == ["--backend", "openai", "--model", "m",
-                        "--base-url", "http://a/v1", "--base-url", "http://b/v1"]
-    single = _backend_args(BackendSpec(model="m", base_url="http://a/v1"), 5, tmp_path / "c")
-    assert single.count("--base-url") == 1 and "http://a/v1" in single
+    replicas = stage_backend(spec, tmp_path / "c.sqlite")
+    assert (replicas.kind, replicas.model) == ("openai", "m")
+    assert replicas.base_url == ["http://a/v1", "http://b/v1"]
+    single = stage_backend(BackendSpec(model="m", base_url="http://a/v1"), tmp_path / "c",
+                           max_tokens=5)
+    assert single.base_url == "http://a/v1" and single.max_tokens == 5
     assert BackendSpec(base_url=["http://a/v1"]).base_url == "http://a/v1"
 
 

@@ -14,11 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from pj_cli import run_cli, run_cli_text
+from pj_cli import invoke, run_cli, run_cli_text
 from pj_experiment import fake_experiment
-
-from prefjudge.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "examples" / "smoke.toml"
@@ -35,9 +32,7 @@ def experiment_in(tmp_path: Path) -> Path:
 
 
 def run_in_process(*args: str):
-    result = CliRunner().invoke(main, ["run", *args])
-    assert result.exit_code == 0, result.output[-3000:]
-    return result.output
+    return invoke("run", *args, ok=True).output
 
 
 def result_files(root: Path) -> dict[str, str]:
@@ -58,8 +53,11 @@ def test_the_smoke_experiment_runs_resumes_and_makes_no_call_the_second_time(
     root = tmp_path / "results" / "smoke"
     assert not root.exists()  # a dry run writes nothing
 
-    run_cli("run", str(experiment), timeout=900)
+    done = run_cli("run", str(experiment), timeout=900)
     manifest = json.loads((root / "manifest.json").read_text())
+    # both models and the judge are the embedded model: one backend, one engine start
+    assert manifest["backends_opened"] == 1
+    assert len(re.findall(r"Loading safetensors checkpoint shards:\s+0%", done.stderr)) == 1
     stages = {stage["stage"]: stage for stage in manifest["stages"]}
     for label in ("generate smol-greedy", "generate smol-t1"):
         assert stages[label]["model_calls"] == stages[label]["planned_requests"] == 12
@@ -79,6 +77,7 @@ def test_the_smoke_experiment_runs_resumes_and_makes_no_call_the_second_time(
 
     assert "smol-t1" in (root / "view.html").read_text()
     again = run_cli_text("run", str(experiment), timeout=900)
+    assert "Loading safetensors checkpoint shards" not in again  # nothing to ask: no start
     assert re.search(r"\b0\s+model\s+calls\s+this\s+run", again), again[-500:]
     assert json.loads((root / "manifest.json").read_text())["model_calls"] == 0
     assert result_files(root) == before
@@ -88,7 +87,7 @@ def test_a_mistyped_key_names_the_file_line_and_key(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('[experiment]\nname = "x"\n\n[benchmark]\nsource = "t.jsonl"\n\n'
                     '[[models]]\nname = "a"\ntemprature = 0.5\n')
-    result = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
+    result = invoke("run", str(path), "--dry-run")
     assert result.exit_code != 0
     assert f"{path}:9" in result.output and "temprature" in result.output
     assert "unknown key" in result.output
@@ -180,6 +179,11 @@ def test_the_served_example_is_a_valid_experiment() -> None:
     assert [stage.requests for stage in generate] == [100 * 11, 100 * 11]
 
 
+def root_of(experiment: Path) -> Path:
+    """The results folder of a fake experiment file."""
+    return experiment.parent / "results" / "fake"
+
+
 @pytest.mark.slow
 def test_personas_rewrite_generate_and_compare_then_resume_with_no_call(fake_server, tmp_path):
     from pj_schema_reply import schema_reply
@@ -203,6 +207,8 @@ def test_personas_rewrite_generate_and_compare_then_resume_with_no_call(fake_ser
     assert sorted(conditions) == ["original"] * len(accepted) + ["persona"] * len(accepted)
     flips = json.loads(compared.with_name(compared.stem + ".flips.json").read_text())
     assert flips["rows"][-1]["dimension"] == "overall"
+    # the models' two backends, and one for the judge and the personas (the same model)
+    assert json.loads((root_of(path) / "manifest.json").read_text())["backends_opened"] == 3
     calls = fake_server.calls
     again = run_cli_text("run", str(path), timeout=600)
     assert re.search(r"\b0\s+model\s+calls\s+this\s+run", again) and fake_server.calls == calls
@@ -218,8 +224,8 @@ def test_the_llm_selector_is_asked_through_the_backend_given(tmp_path: Path) -> 
     experiment, base = load_experiment(tmp_path / "llm.toml")
     _, stages = build_plan(experiment, base, 6)
     augment = stages[0]
-    assert augment.args[augment.args.index("--selector") + 1] == "llm"
-    assert augment.args[augment.args.index("--backend") + 1] == "embedded"
+    assert augment.settings.selector == "llm" and augment.settings.k == 2
+    assert augment.backend is not None and augment.backend.kind == "embedded"
     assert (augment.requests, augment.bound) == (6, "≥")
 
 
@@ -227,7 +233,7 @@ def test_a_bad_key_in_the_second_model_is_found_in_that_model(tmp_path: Path) ->
     path = tmp_path / "bad.toml"
     path.write_text('[experiment]\nname = "x"\n\n[benchmark]\nsource = "t.jsonl"\n\n'
                     '[[models]]\nname = "a"\n\n[[models]]\nname = "b/c"\n')
-    result = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
+    result = invoke("run", str(path), "--dry-run")
     assert result.exit_code != 0
     assert f"{path}:11: field 'models.1.name'" in result.output, result.output
 
@@ -254,4 +260,26 @@ def test_an_evidence_judged_experiment_asks_no_judge_model(fake_server, tmp_path
     assert all(v["cost"]["model_calls"] == 0 and v["decided_by"].startswith("evidence:")
                for v in verdicts)
     assert fake_server.calls == 2 * 4 * 2  # the generations only: 2 models x 4 tasks x 2 k
+    assert json.loads((root / "manifest.json").read_text())["backends_opened"] == 2
     assert (root / "leaderboard.csv").exists()
+
+
+def test_the_smoke_plan_asks_one_backend_at_each_stage_s_own_sampling(tmp_path: Path) -> None:
+    """Both models and the judge are the embedded model: one backend, three samplings."""
+    from prefjudge.backends.pool import backend_key
+    from prefjudge.experiment.config import load_experiment
+    from prefjudge.experiment.plan import build_plan
+    from prefjudge.judge.settings import JUDGE_SAMPLING
+
+    experiment, base = load_experiment(experiment_in(tmp_path))
+    _, stages = build_plan(experiment, base, 6)
+    asking = [stage for stage in stages if stage.backend is not None]
+    assert [stage.kind for stage in asking] == ["generate", "generate", "judge"]
+    assert len({backend_key(stage.backend) for stage in asking}) == 1
+    greedy, hot, judge = (stage.settings.sampling for stage in asking)
+    assert (greedy.temperature, greedy.seed, greedy.max_tokens) == (0.0, None, 96)
+    assert (hot.temperature, hot.seed, hot.max_tokens) == (1.0, 1, 96)
+    assert judge.max_tokens == 160  # [judge] max_tokens over the judge's own default
+    assert judge.temperature == JUDGE_SAMPLING.get("temperature", 0.0)
+    assert all(stage.backend.cache == str(tmp_path / "results" / "smoke" / "cache.sqlite")
+               for stage in asking)

@@ -91,7 +91,7 @@ def test_the_plan_shows_round_zero_and_the_budget_as_the_bound(tmp_path: Path) -
     judges = [stage for stage in stages if stage.kind == "judge"]
     assert len(judges) == 6
     for stage in judges:
-        assert stage.args[stage.args.index("--limit") + 1] == "1"
+        assert stage.settings.limit == 1
         assert (stage.requests, stage.bound) == (2, "")  # monolithic: 2 calls per pair
     (rounds,) = [stage for stage in stages if stage.kind == "judge-rounds"]
     assert (rounds.requests, rounds.bound) == ((BUDGET - 6) * 2, "≤")

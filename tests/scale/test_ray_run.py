@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import json
 from pathlib import Path
 
 import pytest
@@ -33,5 +33,9 @@ def test_run_scores_on_ray_with_the_records_of_a_local_score(
             theirs = remote[record["meta"]["key"]]
             assert {**theirs, "meta": {k: v for k, v in theirs["meta"].items()
                                        if k != "node"}} == record
-    manifest = (root / "manifest.json").read_text()
-    assert re.search(r'"--engine",\s*"ray"', manifest)
+    manifest = json.loads((root / "manifest.json").read_text())
+    engines = [stage["settings"]["engine"] for stage in manifest["stages"]
+               if stage["kind"] == "score"]
+    assert len(engines) == 2 and all(
+        engine["settings"]["address"] == ray_cluster.address
+        and engine["settings"]["shard_size"] == 3 for engine in engines), engines

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from prefjudge.cli import main
-from prefjudge.cli.engine_options import engine_args, engine_options
+from prefjudge.cli.engine_options import engine_options, scoring_engine
+from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.experiment.config import load_experiment
 from prefjudge.experiment.runner import run_experiment
 from prefjudge.io import InputError
+from prefjudge.reporting import StageError
 
 
 @main.command("run")
@@ -24,35 +25,27 @@ def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
                 max_in_flight: int | None) -> None:
     """Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.
 
-    Each stage is the command of the same name, writing into results/<experiment>/ with its
-    own journal: a rerun resumes where the last one stopped and, once everything is
-    finished, makes no model call; a changed model gets new files and its pairs are judged
-    again, the rest is kept. Ends with the merged leaderboard (leaderboard.csv/.json/.png)
-    and manifest.json (versions, hashes, settings, model calls per stage).
+    Each stage is the use case of the command of the same name, writing into
+    results/<experiment>/ with its own journal: a rerun resumes where the last one stopped
+    and, once everything is finished, makes no model call; a changed model gets new files
+    and its pairs are judged again, the rest is kept. Stages that ask the same model share
+    one backend (the embedded model starts once). Ends with the merged leaderboard
+    (leaderboard.csv/.json/.png) and manifest.json (versions, hashes, settings, model calls
+    per stage). The plan and the result tables go to stdout, progress to stderr.
 
     --engine ray scores on a Ray cluster (the score stages get the engine's options; the
     records are the same as a local run's, so a study may switch engines and resume).
     """
-    console = Console(stderr=False)
     try:
         experiment, base = load_experiment(experiment_file)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        run_experiment(experiment, base, Path(experiment_file).resolve(), console, invoke_stage,
+        run_experiment(experiment, base, Path(experiment_file).resolve(), ConsoleReporter(),
                        dry_run=dry_run,
-                       score_args=engine_args(engine, address, allow_degraded, shard_size,
-                                              shard_cpus, max_in_flight))
+                       score_engine=scoring_engine(engine, address, allow_degraded, shard_size,
+                                                   shard_cpus, max_in_flight))
     except InputError as exc:  # the benchmark cannot be read: nothing has been made
         raise click.ClickException(str(exc)) from None
-
-
-def invoke_stage(args: list[str]) -> None:
-    """Run ``prefjudge ARGS`` in this process; a failing stage stops the experiment."""
-    try:
-        main.main(args=args, prog_name="prefjudge", standalone_mode=False)
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            raise click.ClickException(f"`prefjudge {args[0]}` stopped (exit status "
-                                       f"{exc.code}); run the experiment again to resume"
-                                       ) from None
+    except StageError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -47,7 +47,9 @@ from pydantic import (
 from prefjudge.backends.config import tomllib
 from prefjudge.io import InputError, InputIssue
 from prefjudge.judge.facts.judge import parse_criterion
+from prefjudge.judge.settings import ModelMethodName
 from prefjudge.paths import check_path_name
+from prefjudge.records import JudgeMethodName
 from prefjudge.scoring.sources import hub_source_repo
 
 PlainName = Annotated[str, AfterValidator(check_path_name)]
@@ -172,12 +174,11 @@ class JudgeSpec(BackendSpec):
     pair.
     """
 
-    method: Literal["criteralign", "monolithic", "pointwise", "evidence", "hybrid"] = (
-        "criteralign")
+    method: JudgeMethodName = "criteralign"
     max_tokens: int | None = Field(default=None, ge=1)
     guidance: str | None = None
     criterion: str | None = None
-    fallback: Literal["criteralign", "monolithic", "pointwise"] = "criteralign"
+    fallback: ModelMethodName = "criteralign"
     pairs: int | Literal["all"] = "all"
     strategy: Literal["all", "suggest"] = "all"
     budget: int | None = Field(default=None, ge=1)

@@ -3,8 +3,9 @@
 Round 0 is the ordinary judge stages with ``--limit seed_judgments`` (every model pair
 compared a little). Each later round reads the verdicts so far, fits Bradley–Terry, asks
 :func:`prefjudge.ranking.suggest.plan_round` how to spend the round's judgments over the
-model pairs, and for each chosen pair runs its ``prefjudge judge`` command again with a
-higher ``--limit``: the judge resumes, so only the new pairs are judged.
+model pairs, and for each chosen pair judges it again with a higher ``limit``
+(:func:`prefjudge.judge.run.judge_file`): the judge resumes, so only the new pairs are
+judged.
 
 Nothing is remembered between runs but the verdict files: a round's target is a number
 of judgments in all (round 0 included), and a rerun compares it with the verdicts on
@@ -19,13 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-from rich.console import Console
-from rich.markup import escape
 
 from prefjudge.experiment.plan import JudgePair, JudgeRounds
 from prefjudge.io import read_existing
 from prefjudge.ranking.suggest import belief_from_counts, counts_from_battles, plan_round
 from prefjudge.records import battle_of
+from prefjudge.reporting import Reporter
 
 
 def _key(pair: JudgePair) -> tuple[str, str]:
@@ -58,14 +58,15 @@ def verdict_battles(verdicts: dict[JudgePair, list[dict[str, Any]]]) -> pd.DataF
     return pd.DataFrame(rows, columns=["model_a", "model_b", "winner", "task_id"])
 
 
-def judge_in_rounds(plan: JudgeRounds, invoke: Callable[[list[str]], None],
-                    console: Console) -> list[dict[str, Any]]:
+def judge_in_rounds(plan: JudgeRounds, judge: Callable[[JudgePair, int], None],
+                    reporter: Reporter) -> list[dict[str, Any]]:
     """Run the rounds after round 0 until the budget is spent.
 
     Args:
-        plan: The rounds (budget, model pairs and their judge commands).
-        invoke: Runs one ``prefjudge`` command line, raising when it fails.
-        console: Where progress goes.
+        plan: The rounds (budget, model pairs and their judging settings).
+        judge: Judges one model pair up to a number of judgments in all (resuming its
+            verdict file), raising when it fails.
+        reporter: Where progress goes.
 
     Returns:
         One entry per round: ``round``, ``target`` (judgments in all once done),
@@ -92,16 +93,15 @@ def judge_in_rounds(plan: JudgeRounds, invoke: Callable[[list[str]], None],
                             capacity=capacity)
         entry["planned"] = sum(chosen.values())
         entry["model_pairs"] = len(chosen)
-        console.print(f"[bold]round {number}/{plan.rounds}[/]: {entry['planned']} judgments over "
+        reporter.note(f"round {number}/{plan.rounds}: {entry['planned']} judgments over "
                       f"{len(chosen)} model pairs (to {target} of {plan.budget} in all)")
         for pair in plan.pairs:
             more = chosen.get(_key(pair), 0)
             if not more:
                 continue
             before = len(verdicts[pair])
-            console.print(f"  {escape(pair.model_a)} vs {escape(pair.model_b)}: "
-                          f"{before} → {before + more}")
-            invoke([*pair.args, "--limit", str(before + more)])
+            reporter.note(f"  {pair.model_a} vs {pair.model_b}: {before} → {before + more}")
+            judge(pair, before + more)
             after = len(read_existing(pair.output))
             entry["judged"] += after - before
             if after < before + more:  # fewer pairs to judge than the plan thought

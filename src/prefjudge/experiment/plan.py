@@ -1,7 +1,9 @@
-"""From an experiment to its stages: which command runs, on what, into which file.
+"""From an experiment to its stages: which use case runs, with what settings, into which file.
 
-Each stage is one ordinary ``prefjudge`` command (the same journals, resume and locks as
-when it is run by hand) writing into the results folder::
+Each stage is the use case of one ``prefjudge`` command (``augment_file``,
+``generate_file``, ``score_file``, ``judge_file`` ...: the same journals, resume and locks
+as when the command is run by hand) with typed settings, writing into the results
+folder::
 
     results/<experiment>/
       manifest.json              versions, hashes and settings of every stage
@@ -27,16 +29,30 @@ new files for it (and for its pairs) and leaves the others to be resumed as they
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from prefjudge.experiment.config import BackendSpec, Experiment
+from prefjudge.backends.base import Sampling
+from prefjudge.backends.config import BackendConfig
+from prefjudge.experiment.config import BackendSpec, Experiment, ModelSpec
+from prefjudge.judge import MethodTraits, method_traits
+from prefjudge.judge.run import JudgeFileSettings
+from prefjudge.judge.settings import JUDGE_SAMPLING
+from prefjudge.persona.run import (
+    COMPARE_SAMPLING,
+    REWRITE_SAMPLING,
+    CompareSettings,
+    RewriteSettings,
+)
+from prefjudge.ranking.run import CorrelateSettings, RankSettings
+from prefjudge.scoring.run import ScoreSettings, ScoringEngine
 from prefjudge.scoring.sources import HUB_PREFIX, find_hub_dataset
-
-CALLS_PER_PAIR = {"monolithic": 2, "pointwise": 3, "evidence": 0}
-CRITERALIGN_MIN_CALLS = 5  # criteria, two judgings, two syntheses; refinement adds more
+from prefjudge.testbed.augment.run import SELECTOR_SAMPLING, AugmentSettings
+from prefjudge.testbed.generation import GenerateSettings
+from prefjudge.testbed.protocols import PROTOCOLS
+from prefjudge.testbed.report_run import ReportSettings
+from prefjudge.view.run import ViewSettings
 
 
 @dataclass
@@ -46,10 +62,15 @@ class Stage:
     Attributes:
         kind: ``augment``, ``generate``, ``score``, ``merge-scores``, ``judge``,
             ``judge-rounds``, ``merge-battles``, ``rank``, ``correlate``, ``report``,
-            ``leaderboard``, ``view``.
+            ``leaderboard``, ``view``, ``persona-rewrite``, ``persona-originals``,
+            ``persona-compare``.
         label: What the progress display calls it.
         output: The file it writes.
-        args: The ``prefjudge`` command line it runs (empty for steps done in-process).
+        settings: The typed settings of the stage's use case (``AugmentSettings``,
+            ``GenerateSettings``, ``ScoreSettings``, ``JudgeFileSettings``, ...); None for
+            the steps done here (merges, original answers, leaderboard, rounds).
+        backend: The model backend it asks (None: no model); ``run`` opens each distinct
+            backend once (:class:`prefjudge.backends.pool.BackendPool`).
         requests: Model requests a fresh run of it makes.
         bound: ``""`` when ``requests`` is exact, ``"≥"`` when it is a lower bound (the
             judge's refinement depends on ties, a rewrite may be tried again), ``"≤"``
@@ -62,29 +83,32 @@ class Stage:
     kind: str
     label: str
     output: Path
-    args: list[str] = field(default_factory=list)
+    settings: Any = None
+    backend: BackendConfig | None = None
     requests: int = 0
     bound: str = ""
     inputs: list[Path] = field(default_factory=list)
     rounds: JudgeRounds | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # each model pair's own: hashed by identity
 class JudgePair:
-    """One model pair's judging command, for the rounds of ``strategy = "suggest"``.
+    """One model pair's judging, for the rounds of ``strategy = "suggest"``.
 
     Attributes:
         model_a: The first model's name (as its verdicts name it).
         model_b: The second model's name.
         output: Its verdict file.
-        args: The ``prefjudge judge`` command line without ``--limit`` (each round
-            raises the limit; the judge resumes, so only the new pairs are judged).
+        settings: Its judging settings without ``limit`` (each round raises the limit;
+            the judge resumes, so only the new pairs are judged).
+        backend: The judge model (None for a method that asks none).
     """
 
     model_a: str
     model_b: str
     output: Path
-    args: tuple[str, ...]
+    settings: JudgeFileSettings
+    backend: BackendConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +122,7 @@ class JudgeRounds:
         per_pair: The most judgments one model pair can get (its pairs to judge).
         ties: Tie policy of the fits between rounds (``[rank] ties``).
         alpha: Regularisation of those fits (``[rank] alpha``).
-        pairs: Every model pair's judging command.
+        pairs: Every model pair's judging.
     """
 
     budget: int
@@ -142,17 +166,31 @@ def generations_per_model(experiment: Experiment, n_tasks: int) -> int:
     return n_tasks * len(experiment.generate.protocols) * len(ks) * experiment.generate.samples
 
 
-def _backend_args(spec: BackendSpec, max_tokens: int | None, cache: Path) -> list[str]:
-    args = ["--backend", spec.backend]
-    urls = [spec.base_url] if isinstance(spec.base_url, str) else spec.base_url or []
-    for option, value in (("--model", spec.model),
-                          *(("--base-url", url) for url in urls),
-                          ("--api-key-env", spec.api_key_env)):
-        if value:
-            args += [option, value]
-    if max_tokens is not None:
-        args += ["--max-tokens", str(max_tokens)]
-    return [*args, "--cache", str(cache)]
+def stage_backend(spec: BackendSpec, cache: Path, *, max_tokens: int | None = None,
+                  temperature: float | None = None, seed: int | None = None) -> BackendConfig:
+    """The backend configuration of one stage: the spec's backend, the experiment's cache.
+
+    Only what the experiment file sets is set (so each stage's own sampling defaults apply
+    to the rest, as for the command); the user's ``prefjudge.toml`` is never read.
+
+    Args:
+        spec: Who answers (backend, model, endpoint, key variable).
+        cache: The experiment's response cache.
+        max_tokens: The reply length, when the experiment sets one.
+        temperature: The sampling temperature (models).
+        seed: The sampling seed, when set.
+
+    Returns:
+        The configuration (its sampling settings are the stage's: see
+        :meth:`BackendConfig.sampling`).
+    """
+    values: dict[str, Any] = {"kind": spec.backend, "cache": str(cache)}
+    for name, value in (("model", spec.model), ("base_url", spec.base_url),
+                        ("api_key_env", spec.api_key_env), ("max_tokens", max_tokens),
+                        ("temperature", temperature), ("seed", seed)):
+        if value is not None and value != "":
+            values[name] = value
+    return BackendConfig.model_validate(values)
 
 
 def resolve(base: Path, value: str) -> str:
@@ -175,68 +213,54 @@ def benchmark_source(base: Path, value: str) -> str:
     return resolve(base, value)
 
 
-def judge_bound(method: str, model_method: str) -> str:
-    """How a judge stage's planned requests bound the real ones (``≥``, ``≤`` or exact).
-
-    CriterAlign may refine ties (more calls); ``hybrid`` asks the model only for the pairs
-    the evidence leaves undecided (fewer, so ``≤``, or ``about`` when the fallback is
-    CriterAlign, whose pairs may cost more); the others are exact.
-    """
-    if method == "hybrid":  # fewer pairs reach the model, but CriterAlign's may cost more
-        return "about" if model_method == "criteralign" else "≤"
-    return "≥" if model_method == "criteralign" else ""
-
-
 def build_plan(experiment: Experiment, base: Path, n_tasks: int,
-               score_args: Sequence[str] = ()) -> tuple[Path, list[Stage]]:
+               score_engine: ScoringEngine | None = None) -> tuple[Path, list[Stage]]:
     """Every stage of ``experiment``, in order, and its results folder.
 
     Args:
         experiment: The checked experiment file.
         base: The folder relative paths of the file are relative to.
         n_tasks: Tasks of the benchmark slice (for request counts).
-        score_args: Options added to every ``score`` stage (``--engine ray`` ...).
+        score_engine: Where the score stages run (None: this machine).
     """
     root = (base / experiment.experiment.results / experiment.experiment.name).resolve()
     cache = root / "cache.sqlite"
     bench = experiment.benchmark
+    seed = experiment.experiment.seed
     augmented = root / "augmented.jsonl"
-    augment_args = ["augment", benchmark_source(base, bench.source), "-o", str(augmented),
-                    "--selector", experiment.augment.selector, "--k", str(experiment.augment.k),
-                    "--seed", str(experiment.augment.seed)]
-    for option, value in (("--limit", bench.limit), ("--split", bench.split),
-                          ("--subset", bench.subset)):
-        if value:
-            augment_args += [option, str(value)]
+    spec = experiment.augment
+    augment_backend, sampling = None, Sampling(**SELECTOR_SAMPLING)
     augment_requests = 0
-    if experiment.augment.selector == "llm":
-        augment_args += _backend_args(experiment.augment, experiment.augment.max_tokens, cache)
+    if spec.selector == "llm":
+        augment_backend = stage_backend(spec, cache, max_tokens=spec.max_tokens, seed=spec.seed)
+        sampling = augment_backend.sampling(**SELECTOR_SAMPLING)
         augment_requests = n_tasks  # one choice per task; a reply that needs repair asks again
-    stages = [Stage("augment", "augment", augmented, augment_args, requests=augment_requests,
-                    bound="≥" if augment_requests else "")]
+    augment = AugmentSettings(source=benchmark_source(base, bench.source), output=augmented,
+                              selector=spec.selector, k=spec.k, seed=spec.seed,
+                              limit=bench.limit, split=bench.split or None,
+                              subset=bench.subset or None, sampling=sampling)
+    stages = [Stage("augment", "augment", augmented, augment, augment_backend,
+                    requests=augment_requests, bound="≥" if augment_requests else "")]
     gen_files: dict[str, Path] = {}
     score_files: list[Path] = []
-    protocols = experiment.generate.protocols
-    protocol = protocols[0] if len(protocols) == 1 else "both"
+    chosen = experiment.generate.protocols
+    protocols = PROTOCOLS if len(set(chosen)) > 1 else (chosen[0],)
+    ks = tuple(parse_ks(experiment.generate.ks))
     for model in experiment.models:
-        slug = model.slug()
-        gens = root / "generations" / f"{slug}.jsonl"
+        gens = root / "generations" / f"{model.slug()}.jsonl"
         gen_files[model.name] = gens
-        args = ["generate", str(augmented), "-o", str(gens), "--protocol", protocol,
-                "--k", experiment.generate.ks, "--samples", str(experiment.generate.samples),
-                "--name", model.name, "--temperature", str(model.temperature),
-                *_backend_args(model, model.max_tokens or experiment.generate.max_tokens, cache)]
-        if model.seed is not None:
-            args += ["--seed", str(model.seed)]
-        stages.append(Stage("generate", f"generate {model.name}", gens, args,
+        backend = _model_backend(experiment, model, cache)
+        settings = GenerateSettings(augmented=augmented, output=gens, protocols=protocols, ks=ks,
+                                    samples=experiment.generate.samples, model_name=model.name,
+                                    sampling=backend.sampling())
+        stages.append(Stage("generate", f"generate {model.name}", gens, settings, backend,
                             requests=generation_requests(experiment, n_tasks)))
     for model in experiment.models:
         scores = root / "scores" / f"{model.slug()}.jsonl"
         score_files.append(scores)
-        stages.append(Stage("score", f"score {model.name}", scores,
-                            ["score", str(gen_files[model.name]), "--tasks", str(augmented),
-                             "-o", str(scores), "--ci-seed", str(experiment.experiment.seed),
-                             *score_args]))
+        stages.append(Stage("score", f"score {model.name}", scores, ScoreSettings(
+            gen_files[model.name], output=scores, tasks=(str(augmented),), ci_seed=seed,
+            engine=score_engine)))
     merged_scores = root / "scores.jsonl"
     stages.append(Stage("merge-scores", "merge scores", merged_scores, inputs=score_files))
     judge = experiment.judge
@@ -245,67 +269,73 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int,
         per_pair = generations_per_model(experiment, n_tasks)
         if judge.pairs != "all":
             per_pair = min(per_pair, int(judge.pairs))
-        model_method = judge.fallback if judge.method == "hybrid" else judge.method
-        calls = CALLS_PER_PAIR.get(model_method, CRITERALIGN_MIN_CALLS)
+        traits = method_traits(judge.method, judge.fallback)
         adaptive = judge.strategy == "suggest"
         limit = min(judge.seed_judgments, per_pair) if adaptive else (
             None if judge.pairs == "all" else int(judge.pairs))
+        judge_backend = (stage_backend(judge, cache, max_tokens=judge.max_tokens)
+                         if traits.needs_model else None)
+        judge_sampling = (judge_backend.sampling(**JUDGE_SAMPLING) if judge_backend is not None
+                          else Sampling(**JUDGE_SAMPLING))
         judge_pairs = []
         for a, b in itertools.combinations(experiment.models, 2):
             out = root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
             judgment_files.append(out)
-            args = ["judge", str(gen_files[a.name]), str(gen_files[b.name]),
-                    "--tasks", str(augmented), "-o", str(out), "--method", judge.method]
-            if judge.method != "evidence":
-                args += _backend_args(judge, judge.max_tokens, cache)
-            if judge.method in ("evidence", "hybrid"):
-                args += ["--tests", str(augmented)]  # the augmented tasks keep their tests
-                if judge.criterion:
-                    args += ["--criterion", judge.criterion]
-            if judge.method == "hybrid":
-                args += ["--fallback", judge.fallback]
-            if judge.guidance:
-                args += ["--guidance", resolve(base, judge.guidance)]
-            judge_pairs.append(JudgePair(a.name, b.name, out, tuple(args)))
-            if limit is not None:
-                args += ["--limit", str(limit)]
+            settings = JudgeFileSettings(
+                inputs=(str(gen_files[a.name]), str(gen_files[b.name])), output=out,
+                method=judge.method, tasks=str(augmented),
+                tests=(str(augmented),) if traits.needs_tests else (),  # the tasks keep tests
+                criterion=judge.criterion if traits.needs_tests else None,
+                fallback=judge.fallback if _uses_fallback(traits, judge.method)
+                else "criteralign",
+                guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
+                sampling=judge_sampling)
+            judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
             stages.append(Stage("judge", f"judge {a.name} vs {b.name}"
-                                + (" (round 0)" if adaptive else ""), out, args,
-                                requests=(limit if adaptive else per_pair) * calls,
-                                bound=judge_bound(judge.method, model_method)))
+                                + (" (round 0)" if adaptive else ""), out,
+                                replace(settings, limit=limit), judge_backend,
+                                requests=(limit if adaptive else per_pair) * traits.calls_per_pair,
+                                bound=traits.calls_bound))
         if adaptive:
-            stages.append(_rounds_stage(experiment, root, judge_pairs, per_pair, calls))
+            stages.append(_rounds_stage(experiment, root, judge_pairs, per_pair,
+                                        traits.calls_per_pair))
         battles = root / "battles.jsonl"
         stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
         rank = experiment.rank
-        stages.append(Stage("rank", "rank", root / "ratings.csv",
-                            ["rank", str(battles), "-o", str(root / "ratings.csv"),
-                             "--json", str(root / "ratings.json"),
-                             "--plot", str(root / "ratings.png"), "--ties", rank.ties,
-                             "--alpha", str(rank.alpha), "--bootstrap", str(rank.bootstrap),
-                             "--ci-seed", str(experiment.experiment.seed)]))
+        stages.append(Stage("rank", "rank", root / "ratings.csv", RankSettings(
+            battles, output=root / "ratings.csv", json_path=root / "ratings.json",
+            plot_path=root / "ratings.png", ties=rank.ties, alpha=rank.alpha,
+            n_resamples=rank.bootstrap, seed=seed)))
     if experiment.correlate is not None:
-        spec = experiment.correlate
-        args = ["correlate", str(merged_scores), "--elo", resolve(base, spec.elo),
-                "-o", str(root / "correlation.csv"), "--json", str(root / "correlation.json")]
-        if spec.elo_model_col:
-            args += ["--elo-model-col", spec.elo_model_col]
-        if spec.elo_col:
-            args += ["--elo-col", spec.elo_col]
-        stages.append(Stage("correlate", "correlate", root / "correlation.csv", args))
+        correlate = experiment.correlate
+        stages.append(Stage("correlate", "correlate", root / "correlation.csv", CorrelateSettings(
+            merged_scores, elo=Path(resolve(base, correlate.elo)),
+            output=root / "correlation.csv", json_path=root / "correlation.json",
+            elo_model_col=correlate.elo_model_col or None,
+            elo_col=correlate.elo_col or "rating")))
     if experiment.personas is not None:
         stages += _persona_stages(experiment, root, augmented, gen_files, n_tasks, cache)
-    stages.append(Stage("report", "report", root / "report.html",
-                        ["report", str(merged_scores), "-o", str(root / "report.html"),
-                         "--bootstrap", str(experiment.report.bootstrap),
-                         "--ci-seed", str(experiment.experiment.seed),
-                         "--title", f"prefjudge — {experiment.experiment.name}"]))
+    title = f"prefjudge — {experiment.experiment.name}"
+    stages.append(Stage("report", "report", root / "report.html", ReportSettings(
+        merged_scores, output=root / "report.html", n_resamples=experiment.report.bootstrap,
+        seed=seed, title=title, source_name=str(merged_scores))))
     stages.append(Stage("leaderboard", "leaderboard", root / "leaderboard.csv",
                         inputs=[*score_files, *judgment_files]))
     stages.append(Stage("view", "view", root / "view.html",
-                        ["view", str(root), "-o", str(root / "view.html"),
-                         "--title", f"prefjudge — {experiment.experiment.name}"]))
+                        ViewSettings(root, output=root / "view.html", title=title)))
     return root, stages
+
+
+def _uses_fallback(traits: MethodTraits, method: str) -> bool:
+    """Whether the method's model calls are its fallback's (``hybrid``)."""
+    return traits.model_method is not None and traits.model_method != method
+
+
+def _model_backend(experiment: Experiment, model: ModelSpec, cache: Path) -> BackendConfig:
+    """A model's backend: its temperature and seed, its reply length or the experiment's."""
+    max_tokens = model.max_tokens or experiment.generate.max_tokens
+    return stage_backend(model, cache, max_tokens=max_tokens, temperature=model.temperature,
+                         seed=model.seed)
 
 
 def _rounds_stage(experiment: Experiment, root: Path, pairs: list[JudgePair], per_pair: int,
@@ -331,15 +361,15 @@ def _persona_stages(experiment: Experiment, root: Path, augmented: Path,
     spec = experiment.personas
     assert spec is not None
     stages = []
-    backend = _backend_args(spec, spec.max_tokens, cache)
+    backend = stage_backend(spec, cache, max_tokens=spec.max_tokens)
     for persona in spec.names:
         folder = root / "personas" / persona
         tasks = folder / "tasks.jsonl"
         stages.append(Stage("persona-rewrite", f"persona {persona}: rewrite", tasks,
-                            ["persona", "rewrite", str(augmented), "--persona", persona,
-                             "-o", str(tasks), "--max-attempts", str(spec.max_attempts),
-                             *backend],
-                            requests=2 * n_tasks, bound="≥"))
+                            RewriteSettings(augmented, persona, tasks,
+                                            max_attempts=spec.max_attempts,
+                                            sampling=backend.sampling(**REWRITE_SAMPLING)),
+                            backend, requests=2 * n_tasks, bound="≥"))
         originals = {model.name: folder / "original" / f"{model.slug()}.jsonl"
                      for model in experiment.models}
         stages.append(Stage("persona-originals", f"persona {persona}: original answers",
@@ -348,26 +378,25 @@ def _persona_stages(experiment: Experiment, root: Path, augmented: Path,
         for model in experiment.models:
             out = folder / "generations" / f"{model.slug()}.jsonl"
             generated[model.name] = out
-            args = ["generate", str(tasks), "-o", str(out), "--protocol", "single", "--k", "0",
-                    "--name", model.name, "--temperature", str(model.temperature),
-                    *_backend_args(model, model.max_tokens or experiment.generate.max_tokens,
-                                   cache)]
-            if model.seed is not None:
-                args += ["--seed", str(model.seed)]
+            model_backend = _model_backend(experiment, model, cache)
             stages.append(Stage("generate", f"persona {persona}: generate {model.name}", out,
-                                args, requests=n_tasks, bound="≤"))
+                                GenerateSettings(augmented=tasks, output=out,
+                                                 protocols=("single",), ks=(0,),
+                                                 model_name=model.name,
+                                                 sampling=model_backend.sampling()),
+                                model_backend, requests=n_tasks, bound="≤"))
         for a, b in itertools.combinations(experiment.models, 2):
             out = folder / f"{a.slug()}__{b.slug()}.jsonl"
             stages.append(Stage(
                 "persona-compare", f"persona {persona}: {a.name} vs {b.name}", out,
-                ["persona", "compare", str(generated[a.name]), str(generated[b.name]),
-                 "--persona", persona, "--tasks", str(tasks),
-                 "--original", str(originals[a.name]), str(originals[b.name]),
-                 "--original-tasks", str(augmented),
-                 "--original-judging", spec.original_judging, "-o", str(out),
-                 "--bootstrap", str(max(experiment.rank.bootstrap, 10)),
-                 "--ci-seed", str(experiment.experiment.seed), *backend],
-                requests=2 * 2 * n_tasks, bound="≤"))
+                CompareSettings(generated[a.name], generated[b.name], persona, tasks, out,
+                                original=(originals[a.name], originals[b.name]),
+                                original_tasks=augmented,
+                                original_judging=spec.original_judging,
+                                bootstrap=max(experiment.rank.bootstrap, 10),
+                                ci_seed=experiment.experiment.seed,
+                                sampling=backend.sampling(**COMPARE_SAMPLING)),
+                backend, requests=2 * 2 * n_tasks, bound="≤"))
     return stages
 
 

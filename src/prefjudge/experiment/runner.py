@@ -1,39 +1,53 @@
-"""Run an experiment's stages in order, each through its own resumable command.
+"""Run an experiment's stages in order, each through its stage's use case.
 
-Every stage is the ``prefjudge`` command a user would type (same journals: a finished
-record is never redone, a changed input or setting is refused), run in this process. A
-rerun therefore resumes where the last one stopped and, once everything is finished,
-makes no model call. ``manifest.json`` records prefjudge's and Python's versions, the
-experiment file's hash and settings, and per stage its command, output hash, records and
-the model calls it made (new entries of the experiment's response cache).
+Every stage is the use case a command runs (``augment_file``, ``generate_file``,
+``score_file``, ``judge_file`` ...: the same journals, so a finished record is never redone
+and a changed input or setting is refused), called here with typed settings. A rerun
+therefore resumes where the last one stopped and, once everything is finished, makes no
+model call. Stages that ask the same model backend share it: each distinct backend is
+opened once per run (:class:`~prefjudge.backends.pool.BackendPool`). ``manifest.json``
+records prefjudge's and Python's versions, the experiment file's hash and settings, the
+backends opened, and per stage its settings, output hash, records and the model calls it
+made (new entries of the experiment's response cache).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import platform
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
+from prefjudge.backends import Backend, BackendError
+from prefjudge.backends.pool import BackendPool
 from prefjudge.experiment import leaderboard
 from prefjudge.experiment.config import Experiment, issue_at
 from prefjudge.experiment.judge_rounds import judge_in_rounds
-from prefjudge.experiment.plan import Stage, benchmark_source, build_plan, original_answers
+from prefjudge.experiment.plan import (
+    JudgePair,
+    Stage,
+    benchmark_source,
+    build_plan,
+    original_answers,
+)
 from prefjudge.io import InputError, read_existing
 from prefjudge.journal import file_fingerprint
+from prefjudge.judge.run import judge_file
+from prefjudge.persona.run import compare_files, rewrite_file
+from prefjudge.ranking.run import correlate_file, rank_file, rank_tables
+from prefjudge.reporting import Reporter, StageError, TextTable
+from prefjudge.scoring.run import ScoringEngine, score_file
 from prefjudge.scoring.sources import SourceError
-
-COMMANDS_WITH_CONFIG = ("augment", "generate", "judge", "persona")
+from prefjudge.testbed.augment.run import augment_file
+from prefjudge.testbed.generation import generate_file
+from prefjudge.testbed.report_run import report_file
+from prefjudge.view.run import view_folder
 
 
 def count_tasks(experiment: Experiment, base: Path) -> int:
@@ -62,23 +76,18 @@ def file_sha256(path: Path) -> str | None:
     return file_fingerprint(path)["sha256"] if path.is_file() else None
 
 
-def plan_table(stages: list[Stage], root: Path) -> Table:
+def plan_table(stages: list[Stage], root: Path, *, result: bool = True) -> TextTable:
     """The plan as a table: stage, output, model requests."""
-    table = Table(title=f"prefjudge run — plan ({root})")
-    table.add_column("#", justify="right")
-    table.add_column("stage")
-    table.add_column("output")
-    table.add_column("model requests", justify="right")
-    total, bounds = 0, set()
+    rows, total, bounds = [], 0, set()
     for index, stage in enumerate(stages, start=1):
         shown = "—" if not stage.requests else f"{stage.bound} {stage.requests}".strip()
         total += stage.requests
         bounds.add(stage.bound)
-        table.add_row(str(index), escape(stage.label), escape(str(stage.output.relative_to(root))),
-                      shown)
+        rows.append([str(index), stage.label, str(stage.output.relative_to(root)), shown])
     bound = "" if bounds <= {""} else ("≥" if bounds <= {"", "≥"} else "about")
-    table.add_row("", "[bold]total[/]", "", f"[bold]{bound} {total}[/]".replace("] ", "]"))
-    return table
+    rows.append(["", "total", "", f"{bound} {total}".strip()])
+    return TextTable(f"prefjudge run — plan ({root})", ["#", "stage", "output", "model requests"],
+                     rows, right=frozenset({"#", "model requests"}), result=result)
 
 
 def _merge(inputs: list[Path], output: Path) -> int:
@@ -112,20 +121,41 @@ def _versions() -> dict[str, str]:
     return {"prefjudge": version, "python": platform.python_version(), "ruff": ruff_version()}
 
 
-def run_experiment(experiment: Experiment, base: Path, source_file: Path, console: Console,
-                   invoke: Callable[[list[str]], None], dry_run: bool = False,
-                   score_args: Sequence[str] = ()) -> dict[str, Any]:
+def settings_record(settings: Any) -> dict[str, Any] | None:
+    """A stage's settings as JSON for the manifest (paths as text; None for none)."""
+    if settings is None:
+        return None
+
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {field.name: plain(getattr(value, field.name))
+                    for field in dataclasses.fields(value)}
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, dict):
+            return {str(key): plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple, frozenset, set)):
+            return [plain(item) for item in value]
+        if value is None or isinstance(value, (str, int, float, bool)):
+            return value
+        return repr(value)
+
+    return plain(settings)
+
+
+def run_experiment(experiment: Experiment, base: Path, source_file: Path, reporter: Reporter,
+                   *, dry_run: bool = False,
+                   score_engine: ScoringEngine | None = None) -> dict[str, Any]:
     """Run (or with ``dry_run`` only show) every stage of ``experiment``.
 
     Args:
         experiment: The checked experiment.
         base: The folder its relative paths are relative to.
         source_file: The experiment file (hashed into the manifest).
-        console: Where progress goes.
-        invoke: Runs one ``prefjudge`` command line (the command layer's), raising when
-            the command fails; the run stops there and resumes on the next call.
-        dry_run: Print the plan with request counts per stage, and run nothing.
-        score_args: Options added to every ``score`` stage (``--engine ray`` and its own).
+        reporter: Where the plan, progress, notes and tables go.
+        dry_run: Show the plan with request counts per stage, and run nothing.
+        score_engine: Where the score stages run (None: this machine; ``--engine ray``
+            gives a :class:`prefjudge.scale.score_engine.RayEngine`).
 
     Returns:
         The manifest (also written to ``manifest.json`` unless ``dry_run``).
@@ -133,13 +163,15 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
     Raises:
         InputError: The benchmark source cannot be read (named by the experiment file's
             line and ``benchmark.source``), or its records do not convert.
+        StageError: A stage cannot go on (the message names it; the records it wrote are
+            kept and a rerun resumes there).
     """
     try:
         n_tasks = count_tasks(experiment, base)
     except SourceError as exc:  # a missing file, a bad or uncached hub name: the file's line
         raise InputError([issue_at(source_file, ("benchmark", "source"), str(exc))]) from None
-    root, stages = build_plan(experiment, base, n_tasks, score_args)
-    console.print(plan_table(stages, root))
+    root, stages = build_plan(experiment, base, n_tasks, score_engine)
+    reporter.table(plan_table(stages, root, result=dry_run))
     manifest: dict[str, Any] = {
         "experiment": experiment.experiment.name,
         "file": str(source_file),
@@ -152,56 +184,105 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, consol
     if dry_run:
         return manifest
     root.mkdir(parents=True, exist_ok=True)
-    empty_config = root / "stage-config.toml"
-    empty_config.write_text("# prefjudge run: no ./prefjudge.toml for the stages\n",
-                            encoding="utf-8")
     cache = root / "cache.sqlite"
     total_calls = 0
-    for index, stage in enumerate(stages, start=1):
-        console.rule(f"[bold][{index}/{len(stages)}] {escape(stage.label)}[/] — model calls "
-                     f"so far: {total_calls}")
-        stage.output.parent.mkdir(parents=True, exist_ok=True)
-        before, started = cache_entries(cache), time.monotonic()
-        extra: dict[str, Any] = {}
-        if stage.args:
-            args = list(stage.args)
-            if args[0] in COMMANDS_WITH_CONFIG:
-                args += ["--config", str(empty_config)]
-            invoke(args)
-        elif stage.kind.startswith("merge"):
-            console.print(f"{_merge(stage.inputs, stage.output)} records → "
-                          f"{escape(str(stage.output))}")
-        elif stage.kind == "persona-originals":
-            tasks, *generations = stage.inputs
-            for model, gens in zip(experiment.models, generations, strict=True):
-                kept = original_answers(tasks, gens, stage.output / f"{model.slug()}.jsonl")
-                console.print(f"{model.name}: {kept} answers to the original prompts")
-        elif stage.kind == "leaderboard":
-            _leaderboard(experiment, root, console)
-        elif stage.kind == "judge-rounds" and stage.rounds is not None:
-            extra["rounds"] = judge_in_rounds(
-                stage.rounds, lambda args: invoke([*args, "--config", str(empty_config)]),
-                console)
-        calls = cache_entries(cache) - before
-        total_calls += calls
-        manifest["stages"].append({
-            "stage": stage.label, "kind": stage.kind,
-            "command": ["prefjudge", *stage.args] if stage.args else None,
-            "output": str(stage.output.relative_to(root)),
-            "sha256": file_sha256(stage.output), "records": _records(stage.output)
-            if stage.output.suffix == ".jsonl" else None,
-            "planned_requests": stage.requests, "planned_bound": stage.bound or "exact",
-            "model_calls": calls,
-            "seconds": round(time.monotonic() - started, 2),
-            **extra,
-        })
+    with BackendPool() as pool:
+        for index, stage in enumerate(stages, start=1):
+            reporter.note(f"[{index}/{len(stages)}] {stage.label} — model calls so far: "
+                          f"{total_calls}")
+            stage.output.parent.mkdir(parents=True, exist_ok=True)
+            before, started = cache_entries(cache), time.monotonic()
+            try:
+                extra = _run_stage(stage, experiment, pool, reporter)
+            except StageError as exc:
+                raise StageError(f"stage '{stage.label}' stopped: {exc}\nRun the experiment "
+                                 "again to resume.") from exc
+            calls = cache_entries(cache) - before
+            total_calls += calls
+            manifest["stages"].append({
+                "stage": stage.label, "kind": stage.kind,
+                "settings": settings_record(stage.settings),
+                "output": str(stage.output.relative_to(root)),
+                "sha256": file_sha256(stage.output), "records": _records(stage.output)
+                if stage.output.suffix == ".jsonl" else None,
+                "planned_requests": stage.requests, "planned_bound": stage.bound or "exact",
+                "model_calls": calls,
+                "seconds": round(time.monotonic() - started, 2),
+                **extra,
+            })
+        manifest["backends_opened"] = pool.opened
     manifest["model_calls"] = total_calls
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    console.print(f"[green]done:[/] {escape(str(root))} — {total_calls} model calls this run")
+    reporter.note(f"done: {root} — {total_calls} model calls this run, {pool.opened} model "
+                  f"backend(s) opened")
     return manifest
 
 
-def _leaderboard(experiment: Experiment, root: Path, console: Console) -> None:
+def _backend(pool: BackendPool, stage: Stage | JudgePair) -> Backend | None:
+    """The stage's model backend from the pool (None when it asks no model)."""
+    if stage.backend is None:
+        return None
+    try:
+        return pool.get(stage.backend)
+    except BackendError as exc:
+        raise StageError(str(exc)) from exc
+
+
+def _run_stage(stage: Stage, experiment: Experiment, pool: BackendPool,
+               reporter: Reporter) -> dict[str, Any]:
+    """Run one stage; return what the manifest adds for it (the rounds' log)."""
+    kind, settings = stage.kind, stage.settings
+    if kind == "augment":
+        augment_file(settings, _backend(pool, stage), reporter)
+    elif kind == "generate":
+        generate_file(settings, _require(_backend(pool, stage)), reporter)
+    elif kind == "score":
+        score_file(settings, reporter)
+    elif kind == "judge":
+        judge_file(settings, _backend(pool, stage), reporter)
+    elif kind == "judge-rounds" and stage.rounds is not None:
+        def judge_pair(pair: JudgePair, limit: int) -> None:
+            judge_file(dataclasses.replace(pair.settings, limit=limit), _backend(pool, pair),
+                       reporter)
+
+        return {"rounds": judge_in_rounds(stage.rounds, judge_pair, reporter)}
+    elif kind == "rank":
+        outcome = rank_file(settings, reporter)
+        for table in rank_tables(settings, outcome):
+            reporter.table(table)
+    elif kind == "correlate":
+        correlate_file(settings, reporter)
+    elif kind == "report":
+        report_file(settings, reporter)
+    elif kind == "view":
+        view_folder(settings, reporter)
+    elif kind == "persona-rewrite":
+        rewrite_file(settings, _require(_backend(pool, stage)), reporter)
+    elif kind == "persona-compare":
+        compared = compare_files(settings, _require(_backend(pool, stage)), reporter)
+        reporter.note(compared.message)
+        if compared.flips is not None:
+            reporter.table(compared.flips.table)
+            reporter.note(compared.flips.message)
+    elif kind.startswith("merge"):
+        reporter.note(f"{_merge(stage.inputs, stage.output)} records → {stage.output}")
+    elif kind == "persona-originals":
+        tasks, *generations = stage.inputs
+        for model, gens in zip(experiment.models, generations, strict=True):
+            kept = original_answers(tasks, gens, stage.output / f"{model.slug()}.jsonl")
+            reporter.note(f"{model.name}: {kept} answers to the original prompts")
+    elif kind == "leaderboard":
+        _leaderboard(experiment, stage.output.parent, reporter)
+    return {}
+
+
+def _require(backend: Backend | None) -> Backend:
+    if backend is None:  # pragma: no cover - the plan gives every model stage a backend
+        raise StageError("this stage needs a model backend")
+    return backend
+
+
+def _leaderboard(experiment: Experiment, root: Path, reporter: Reporter) -> None:
     models = [model.name for model in experiment.models]
     slugs = [model.slug() for model in experiment.models]
     judgments = sorted((root / "judgments").glob("*.jsonl")) if experiment.judge else []
@@ -215,8 +296,8 @@ def _leaderboard(experiment: Experiment, root: Path, console: Console) -> None:
         experiment.rank.composite_alpha,
     )
     paths = leaderboard.write(rows, root, experiment.rank.composite_alpha)
-    console.print(leaderboard_table(rows, experiment.rank.composite_alpha))
-    console.print("wrote " + ", ".join(escape(str(path.relative_to(root))) for path in paths))
+    reporter.table(leaderboard_table(rows, experiment.rank.composite_alpha))
+    reporter.note("wrote " + ", ".join(str(path.relative_to(root)) for path in paths))
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -227,21 +308,20 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def leaderboard_table(rows: list[dict[str, Any]], alpha: float) -> Table:
-    """The merged leaderboard as a rich table."""
-    table = Table(title="prefjudge run — leaderboard")
-    for name in ("model", "Elo [95% CI]", "rank range", "pass@1", "IF instr.", "IF task",
-                 f"composite (α={alpha:g})", "battles", "errors"):
-        table.add_column(name, justify="left" if name == "model" else "right")
+def leaderboard_table(rows: list[dict[str, Any]], alpha: float) -> TextTable:
+    """The merged leaderboard as a table."""
+    columns = ["model", "Elo [95% CI]", "rank range", "pass@1", "IF instr.", "IF task",
+               f"composite (α={alpha:g})", "battles", "errors"]
+    shown = []
     for row in rows:
         elo = "—" if row["elo"] is None else (
             f"{row['elo']:.0f} [{_fmt(row['elo_lower'], 0)}, {_fmt(row['elo_upper'], 0)}]")
         ranks = "—" if row["rank_lower"] is None else f"{row['rank_lower']}–{row['rank_upper']}"
         errors = f"{row['judge_errors']} judge, {row['generation_errors']} gen"
-        table.add_row(escape(row["model"]), elo, ranks, _fmt(row["pass1"]),
-                      _fmt(row["if_instruction"]), _fmt(row["if_task"]), _fmt(row["composite"]),
-                      str(row["battles"]), errors)
-    return table
+        shown.append([row["model"], elo, ranks, _fmt(row["pass1"]), _fmt(row["if_instruction"]),
+                      _fmt(row["if_task"]), _fmt(row["composite"]), str(row["battles"]), errors])
+    return TextTable("prefjudge run — leaderboard", columns, shown,
+                     right=frozenset(columns[1:]))
 
 
 __all__ = ["count_tasks", "leaderboard_table", "plan_table", "run_experiment"]
