@@ -58,6 +58,8 @@ def test_the_smoke_experiment_runs_resumes_and_makes_no_call_the_second_time(
     # both models and the judge are the embedded model: one backend, one engine start
     assert manifest["backends_opened"] == 1
     assert len(re.findall(r"Loading safetensors checkpoint shards:\s+0%", done.stderr)) == 1
+    # stdout carries results only: vLLM's logs go to stderr (warnings only, without -v)
+    assert not re.search(r"\b(INFO|DEBUG|WARNING) \d\d-\d\d \d\d:\d\d:\d\d", done.stdout)
     stages = {stage["stage"]: stage for stage in manifest["stages"]}
     for label in ("generate smol-greedy", "generate smol-t1"):
         assert stages[label]["model_calls"] == stages[label]["planned_requests"] == 12

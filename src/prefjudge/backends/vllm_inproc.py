@@ -55,13 +55,33 @@ INSTALL_HINT = (
 )
 
 
+VERBOSE_ENV = "PREFJUDGE_VERBOSE"
+"""Set to ``1`` (``prefjudge -v``) to see the model libraries' INFO logs (on stderr)."""
+
+
+def route_library_logs() -> None:
+    """Send vLLM's logs to stderr, warnings only unless verbose; call before importing vLLM.
+
+    vLLM logs to stdout at INFO by default (a long engine configuration each time an
+    engine starts), which would mix with results a command prints on stdout (``--format
+    json``, ``-o -``). Set through the environment, so the engine's own processes inherit
+    it; a value the user set is kept.
+    """
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+    verbose = os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+
+
 def import_vllm() -> Any:
     """Import vLLM, or raise a :class:`BackendError` that says how to install it.
+
+    Its logs go to stderr (:func:`route_library_logs`).
 
     Returns:
         The ``vllm`` module.
     """
     os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
+    route_library_logs()
     try:
         import vllm
     except ImportError as exc:
@@ -71,6 +91,7 @@ def import_vllm() -> Any:
 
 def _request_errors() -> tuple[type[Exception], ...]:
     """Exception types vLLM raises for a bad request (as opposed to a failing engine)."""
+    route_library_logs()
     try:
         from vllm.exceptions import VLLMClientError
     except ImportError:

@@ -86,5 +86,13 @@ def os_error_message(exc: OSError) -> str:
 
 @click.group(cls=PrefjudgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="prefjudge")
-def main() -> None:
-    """Judge code-generating LLMs the way their users do."""
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show the model libraries' INFO logs (vLLM's engine start), on stderr.")
+def main(verbose: bool) -> None:
+    """Judge code-generating LLMs the way their users do.
+
+    stdout carries results only (tables, JSON, files written to -); progress, notes and
+    other libraries' logs go to stderr, warnings only unless -v.
+    """
+    if verbose:
+        os.environ["PREFJUDGE_VERBOSE"] = "1"
