@@ -65,11 +65,13 @@ def route_library_logs() -> None:
     vLLM logs to stdout at INFO by default (a long engine configuration each time an
     engine starts), which would mix with results a command prints on stdout (``--format
     json``, ``-o -``). Set through the environment, so the engine's own processes inherit
-    it; a value the user set is kept.
+    it; a stream or level the user set is kept, except that ``-v`` always means INFO.
     """
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
-    verbose = os.environ.get(VERBOSE_ENV, "") not in ("", "0")
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    if os.environ.get(VERBOSE_ENV, "") not in ("", "0"):
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    else:
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
 def import_vllm() -> Any:
