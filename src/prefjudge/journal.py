@@ -41,11 +41,15 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from prefjudge import __version__
+from prefjudge.reporting import StageError
+
+if TYPE_CHECKING:
+    from prefjudge.reporting import Reporter
 
 try:  # POSIX only; prefjudge's sandbox needs Linux anyway
     import fcntl
@@ -558,6 +562,32 @@ class Journal(Generic[M]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_journal(journal: Journal[M], reporter: Reporter) -> Journal[M]:
+    """Open a stage's journal: a refusal is a :class:`~prefjudge.reporting.StageError`.
+
+    What every use case does before it writes: the journal's notes (a partial last line
+    removed, an old binding upgraded) go to the reporter.
+
+    Args:
+        journal: The journal to open.
+        reporter: Where its notes go.
+
+    Returns:
+        The open journal (close it, or use it in a ``with`` block).
+
+    Raises:
+        StageError: When the journal cannot be opened (locked, bound to other inputs or
+            settings, corrupt); the message says why and what to do.
+    """
+    try:
+        journal.open()
+    except JournalError as exc:
+        raise StageError(str(exc)) from exc
+    for note in journal.notes:
+        reporter.note(f"note: {note}")
+    return journal
 
 
 def _open_append(path: Path) -> int:

@@ -7,12 +7,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from prefjudge.backends import Backend, BackendError, create_backend
 from prefjudge.backends.config import BackendConfig
-from prefjudge.journal import Journal, JournalError, check_writable
+from prefjudge.journal import JournalError, check_writable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,28 +44,6 @@ def check_output(path: str | os.PathLike[str] | None, hint: str) -> None:
         check_writable(path)
     except JournalError as exc:
         raise click.BadParameter(str(exc), param_hint=hint) from None
-
-
-def open_journal(journal: Journal[Any], console: Console) -> Journal[Any]:
-    """Open a journal for a command: errors become usage messages, notes are printed.
-
-    Args:
-        journal: The journal to open.
-        console: Where notes go.
-
-    Returns:
-        The open journal (close it, or use it in a ``with`` block).
-
-    Raises:
-        click.ClickException: When the journal cannot be opened (the message says why).
-    """
-    try:
-        journal.open()
-    except JournalError as exc:
-        raise click.ClickException(str(exc)) from exc
-    for note in journal.notes:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    return journal
 
 
 def open_backend(config: BackendConfig) -> Backend:

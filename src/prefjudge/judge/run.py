@@ -27,7 +27,7 @@ from typing import Any
 
 from prefjudge.backends import Backend, BackendError, NoModel, Result
 from prefjudge.io import InputError, summary_path
-from prefjudge.journal import Journal, JournalError, content_digest, model_settings
+from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
 from prefjudge.judge.evaluation import evaluate_verdicts
 from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
@@ -204,29 +204,6 @@ class Judged:
     fresh: int
 
 
-def open_verdict_journal(journal: Journal[Verdict], reporter: Reporter) -> Journal[Verdict]:
-    """Open a verdict journal, reporting its notes (a partial last line removed ...).
-
-    Args:
-        journal: From :func:`verdict_journal`.
-        reporter: Where the journal's notes go.
-
-    Returns:
-        The open journal (close it, or use it in a ``with`` block).
-
-    Raises:
-        StageError: When the journal cannot be opened (locked, bound to other inputs or
-            settings, corrupt); the message says why and what to do.
-    """
-    try:
-        journal.open()
-    except JournalError as exc:
-        raise StageError(str(exc)) from exc
-    for note in journal.notes:
-        reporter.note(f"note: {note}")
-    return journal
-
-
 def run_judging(
     pairs: Sequence[Pair],
     journal: Journal[Verdict] | None,
@@ -327,7 +304,7 @@ def judge_to_file(
     journal = verdict_journal(
         out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new
     )
-    with open_verdict_journal(journal, reporter):
+    with open_journal(journal, reporter):
         try:
             return run_judging(
                 pairs,

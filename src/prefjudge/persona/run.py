@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +29,7 @@ from pydantic import ValidationError
 
 from prefjudge.backends import Backend, Sampling
 from prefjudge.io import InputError, read_records, read_text, summary_path
-from prefjudge.journal import Journal, JournalError, content_digest, model_settings
+from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge.pairs import pairs_from_generations
 from prefjudge.paths import data_dir
 from prefjudge.persona.compare import ComparisonItem, compare
@@ -83,19 +82,6 @@ def _tasks(path: Path) -> list[Task]:
         return list(load_tasks(path).values())
     except InputError as exc:
         raise StageError(str(exc)) from exc
-
-
-@contextmanager
-def _opened(journal: Journal[Any], reporter: Reporter) -> Iterator[Journal[Any]]:
-    """Open a journal (its notes go to the reporter) and close it at the end."""
-    try:
-        journal.open()
-    except JournalError as exc:
-        raise StageError(str(exc)) from exc
-    for note in journal.notes:
-        reporter.note(f"note: {note}")
-    with journal:
-        yield journal
 
 
 def _frame_table(frame: pd.DataFrame, title: str) -> TextTable:
@@ -305,7 +291,7 @@ def rewrite_file(settings: RewriteSettings, backend: Backend, reporter: Reporter
     )
     outcomes: list[TaskRewrite] = []
     try:
-        with _opened(good, reporter), _opened(bad, reporter):
+        with open_journal(good, reporter), open_journal(bad, reporter):
             todo = [t for t in tasks if t.task_id not in good.done and t.task_id not in bad.done]
             if good.resumed or bad.resumed:
                 reporter.note(
@@ -624,7 +610,7 @@ def compare_files(
         force_new=settings.force_new,
     )
     try:
-        with _opened(journal, reporter):
+        with open_journal(journal, reporter):
             existing = list(journal.done.values())
             fresh: list[PersonaComparison] = []
             for condition, judge_as, items in work:

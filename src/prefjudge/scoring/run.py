@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from prefjudge.io import InputError, summary_path
-from prefjudge.journal import Journal, JournalError
+from prefjudge.journal import Journal, open_journal
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.reporting import Reporter, StageError, TextTable
 from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
@@ -337,13 +337,7 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
         },
         force_new=settings.force_new,
     )
-    try:
-        journal.open()
-    except JournalError as exc:
-        raise StageError(str(exc)) from exc
-    for note in journal.notes:
-        reporter.note(f"note: {note}")
-    with journal:
+    with open_journal(journal, reporter):
         loading = _load_summary_meanwhile()
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)

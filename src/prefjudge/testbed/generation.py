@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prefjudge.backends import Backend, BackendError, Sampling
 from prefjudge.io import InputError, read_records
-from prefjudge.journal import Journal, JournalError, content_digest, model_settings
+from prefjudge.journal import Journal, content_digest, model_settings, open_journal
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask
 from prefjudge.reporting import Reporter, StageError
@@ -236,8 +236,8 @@ def _open_with_framing_hint(
 ) -> Journal[ProtocolGeneration]:
     """Open the journal; a refusal over the prompt framing says which options resume it."""
     try:
-        journal.open()
-    except JournalError as exc:
+        return open_journal(journal, reporter)
+    except StageError as exc:
         message = str(exc)
         if 'setting framing: "(not set)" then' in message:
             message += (
@@ -250,7 +250,4 @@ def _open_with_framing_hint(
                 "\nResume it with the --framing and --system-prompt it was made with, or start "
                 "it again with --force-new."
             )
-        raise StageError(message) from exc
-    for note in journal.notes:
-        reporter.note(f"note: {note}")
-    return journal
+        raise StageError(message) from exc.__cause__

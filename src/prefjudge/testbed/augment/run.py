@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from prefjudge.backends import Backend, BackendError, Sampling
 from prefjudge.io import InputError, summary_path
-from prefjudge.journal import Journal, JournalError, content_digest, model_settings
+from prefjudge.journal import Journal, content_digest, model_settings, open_journal
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, Task
 from prefjudge.reporting import Reporter, StageError
@@ -147,7 +147,7 @@ def augment_file(
         settings=journal_settings,
         force_new=settings.force_new,
     )
-    with _open(journal, reporter):
+    with open_journal(journal, reporter):
         todo = [task for task in tasks if task.task_id not in journal.done]
         resumed = len(journal.done) if journal.resumed else 0
         if journal.resumed:
@@ -182,17 +182,6 @@ def augment_file(
         resumed=resumed,
         selector_calls=len(todo) if model is not None else 0,
     )
-
-
-def _open(journal: Journal[AugmentedTask], reporter: Reporter) -> Journal[AugmentedTask]:
-    """Open the journal; a refusal is a StageError, its notes go to the reporter."""
-    try:
-        journal.open()
-    except JournalError as exc:
-        raise StageError(str(exc)) from exc
-    for note in journal.notes:
-        reporter.note(f"note: {note}")
-    return journal
 
 
 def _run_llm(
