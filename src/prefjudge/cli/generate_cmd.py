@@ -151,7 +151,7 @@ def generate_command(
         sampling=backend_config.sampling(),
     )
     try:
-        read_augmented(settings.augmented, settings.ks)  # a bad file fails before any model
+        tasks = read_augmented(settings.augmented, settings.ks)  # fails before any model
     except StageError as exc:
         raise click.ClickException(str(exc)) from exc
     started = time.monotonic()
@@ -160,7 +160,7 @@ def generate_command(
     except BackendError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        generate_file(settings, backend, ConsoleReporter(console))
+        generate_file(settings, backend, ConsoleReporter(console), tasks=tasks)
         report_usage(console, backend, started=started)
     except StageError as exc:
         raise click.ClickException(str(exc)) from exc

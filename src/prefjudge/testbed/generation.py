@@ -136,7 +136,11 @@ def read_augmented(augmented: Path, ks: Iterable[int]) -> list[AugmentedTask]:
 
 
 def generate_file(
-    settings: GenerateSettings, backend: Backend, reporter: Reporter
+    settings: GenerateSettings,
+    backend: Backend,
+    reporter: Reporter,
+    *,
+    tasks: list[AugmentedTask] | None = None,
 ) -> GenerateOutcome:
     """Ask a model for every task of ``settings.augmented`` under each protocol and k.
 
@@ -149,6 +153,8 @@ def generate_file(
         settings: What to run.
         backend: An open backend (the caller closes it and shows its usage).
         reporter: Where notes, warnings and the progress over model turns go.
+        tasks: What :func:`read_augmented` returned for these settings, when the caller
+            checked the tasks first; None reads them now.
 
     Returns:
         What was written.
@@ -158,7 +164,8 @@ def generate_file(
             refuses the output (with a hint when the prompt framing differs), or the
             backend fails (records written so far are kept).
     """
-    tasks = read_augmented(settings.augmented, settings.ks)
+    if tasks is None:
+        tasks = read_augmented(settings.augmented, settings.ks)
     name = settings.model_name or backend.model_id
     journal = Journal(
         settings.output,
