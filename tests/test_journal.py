@@ -74,7 +74,9 @@ def test_torn_last_line_is_removed_and_reported(tmp_path: Path) -> None:
         ('{"key": "x"}', "out.jsonl:2: field 'value'"),
         ('{"key": "a", "value": 5}', "out.jsonl:2: a second record for 'a'"),
         ("[1, 2]", "out.jsonl:2: expected a JSON object"),
-        ("[" * 100_000, "out.jsonl:2: "),
+        ("[" * 100_000, "out.jsonl:2: nested too deeply"),
+        ('{"key": "x\\ud800", "value": 2}',
+         "out.jsonl:2: field 'key': not valid Unicode (lone surrogate \\ud800)"),
     ],
 )
 def test_corrupt_existing_lines_are_named(tmp_path: Path, bad: str, expected: str) -> None:

@@ -34,18 +34,21 @@ a duplicate behind::
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as _dt
 import errno
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from prefjudge import __version__
+from prefjudge.interrupts import deferred_interrupt
+from prefjudge.io import InputIssue, parse_json_line
 from prefjudge.reporting import StageError
 
 if TYPE_CHECKING:
@@ -65,6 +68,35 @@ InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 # How a record becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte for byte (one
 # encoder for every line; a record is a tree, so the check for cycles is left out).
 _LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
+OUTPUT_CHOICE_HINT = "choose another -o"
+"""How a command's user gives a stage another output (the default of :func:`output_choice`)."""
+
+_output_choice: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "prefjudge_output_choice", default=OUTPUT_CHOICE_HINT
+)
+
+
+@contextlib.contextmanager
+def output_choice(hint: str) -> Iterator[None]:
+    """Say how to choose another output in the refusals of journals opened inside.
+
+    A command whose outputs are not given by ``-o`` (``prefjudge run``: the experiment's
+    name and results folder) names its own way in the messages of a locked output or an
+    output that is an input.
+
+    Args:
+        hint: What the user does, e.g. ``give this run another [experiment] name``.
+
+    Yields:
+        Nothing; the hint applies until the block ends.
+    """
+    token = _output_choice.set(hint)
+    try:
+        yield
+    finally:
+        _output_choice.reset(token)
 
 
 class JournalError(ValueError):
@@ -228,7 +260,7 @@ class Journal(Generic[M]):
                 if same:
                     raise JournalError(
                         f"the output {self.path} is the {role} input {path}: writing there would "
-                        "destroy it; choose another -o"
+                        f"destroy it; {_output_choice.get()}"
                     )
 
     def _make_parent(self) -> None:
@@ -263,7 +295,7 @@ class Journal(Generic[M]):
                 who = f" (pid {holder})" if holder else ""
                 raise JournalError(
                     f"{self.path} is being written by another prefjudge run{who}; wait for it "
-                    "to finish or choose another -o"
+                    f"to finish or {_output_choice.get()}"
                 ) from None
             # the holder before us may have removed the file between our open and our lock
             try:
@@ -399,24 +431,22 @@ class Journal(Generic[M]):
             f"the output is corrupt: fix or remove that line, or use {self.flag} to start again"
         )
         try:
-            value = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JournalError(f"{where}: not valid UTF-8 ({exc.reason}); {advice}") from exc
-        except json.JSONDecodeError as exc:
-            raise JournalError(
-                f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {advice}"
-            ) from exc
-        except RecursionError as exc:
-            raise JournalError(f"{where}: JSON nested too deeply; {advice}") from exc
-        if not isinstance(value, dict):
-            raise JournalError(f"{where}: expected a JSON object; {advice}")
+        value = parse_json_line(str(self.path), number, text)  # the one JSONL line reader
+        if isinstance(value, InputIssue):
+            field = f"field {value.field!r}: " if value.field else ""
+            raise JournalError(f"{where}: {field}{value.message}; {advice}")
         try:
             return self.record.model_validate(value)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"])
+            article = "an" if self.stage[:1].lower() in "aeiou" else "a"
             raise JournalError(
-                f"{where}: field {field!r}: {err['msg']} (not a {self.stage} record); {advice}"
+                f"{where}: field {field!r}: {err['msg']} (not {article} {self.stage} record); "
+                f"{advice}"
             ) from exc
 
     def _write_binding(self, *, created: bool) -> None:
@@ -476,15 +506,16 @@ class Journal(Generic[M]):
             if key in self._records or key in seen:
                 raise JournalError(f"{self.path}: a record for {key!r} is already there")
             seen.add(key)
-        text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in items)
-        try:
-            _write_all(self._fd, text.encode("utf-8"))
-        except OSError as exc:
-            raise self._write_failed(exc) from exc
-        for key, item in zip(keys, items, strict=True):
-            self._records[key] = item if keep else None
-        self._unkept += 0 if keep else len(items)
-        self._written += len(items)
+        with deferred_interrupt():  # Ctrl-C lands between records, never inside one
+            text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in items)
+            try:
+                _write_all(self._fd, text.encode("utf-8"))
+            except OSError as exc:
+                raise self._write_failed(exc) from exc
+            for key, item in zip(keys, items, strict=True):
+                self._records[key] = item if keep else None
+            self._unkept += 0 if keep else len(items)
+            self._written += len(items)
 
     def _write_failed(self, exc: OSError) -> JournalError:
         reason = exc.strerror or str(exc)

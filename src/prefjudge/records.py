@@ -27,6 +27,7 @@ from pydantic import (
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
+    ValidationError,
     WrapSerializer,
     field_validator,
     model_serializer,
@@ -239,8 +240,31 @@ class Task(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+MOST_PER_TASK = 10_000
+"""Bound on the counts an augmented task records (a damaged 10**400 is refused)."""
+
+
+class AugmentStats(BaseModel):
+    """What the selector recorded about one task (``metadata.augment`` of an augmented task).
+
+    Attributes:
+        k: Instructions asked for.
+        param_assignments: Parameters assigned.
+        param_repaired: Assignments repaired because they were invalid.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    k: int | None = Field(default=None, ge=0, le=MOST_PER_TASK)
+    param_assignments: int = Field(default=0, ge=0, le=MOST_PER_TASK)
+    param_repaired: int = Field(default=0, ge=0, le=MOST_PER_TASK)
+
+
 class AugmentedTask(Task):
     """A task with the k instructions chosen for it, in selection order.
+
+    ``metadata.augment``, when present, must hold :class:`AugmentStats` (checked on input:
+    a resumed output whose ``k`` is NaN or text is refused with its line and field).
 
     Attributes:
         instructions: Chosen instructions with concrete parameters, in the order of the
@@ -254,6 +278,24 @@ class AugmentedTask(Task):
     selector: str = ""
     selector_seed: int | None = None
     param_repairs: list[str] = Field(default_factory=list)
+
+    @field_validator("metadata")
+    @classmethod
+    def _augment_stats(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "augment" in value:
+            try:
+                AugmentStats.model_validate(value["augment"])
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                where = ".".join(str(p) for p in ("augment", *error["loc"]))
+                raise PydanticCustomError(
+                    "augment_stats", "{where}: {msg}", {"where": where, "msg": error["msg"]}
+                ) from None
+        return value
+
+    def augment_stats(self) -> AugmentStats:
+        """The selector's record of this task (``metadata.augment``; empty when absent)."""
+        return AugmentStats.model_validate(self.metadata.get("augment", {}))
 
 
 class _KeyOrder(tuple[str, ...]):

@@ -12,6 +12,7 @@ Messages are plain text (no markup): the reporter decides how they look.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ class TextTable:
         right: Names of the columns aligned right (numbers).
         result: True for a result (stdout in the command line), False for a note on the
             run (stderr).
+        wrap: Names of the columns of prose, wrapped over lines where the table is too
+            wide; the other left-aligned columns hold names (models, tasks), which are
+            shortened in the middle instead (:func:`display_names`).
     """
 
     title: str
@@ -46,6 +50,109 @@ class TextTable:
     rows: Sequence[Sequence[str]] = field(default_factory=list)
     right: frozenset[str] = frozenset()
     result: bool = True
+    wrap: frozenset[str] = frozenset()
+
+
+NAME_WIDTH = 60
+"""Most characters of a name (model, task id) a table, a plot label or a page shows.
+
+The full names are in the machine-readable outputs (CSV, JSON, JSONL); a 4 MiB model
+name costs a table or a plot no more than a 60-character one.
+"""
+
+TEXT_WIDTH = 400
+"""Most characters of one cell of prose a table shows (its middle is cut)."""
+
+ELLIPSIS = "…"
+
+_UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+r"""Control characters (a terminal would obey them) and lone surrogates (no encoding can
+write them): shown as their Python escape (``\x1b``, ``\udcff``)."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return ascii(match.group())[1:-1]
+
+
+def _cut(text: str, width: int, head: int | None = None) -> str:
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2 if head is None else head
+    tail = width - 1 - head
+    return text[:head] + ELLIPSIS + (text[len(text) - tail :] if tail > 0 else "")
+
+
+def display_name(name: object, width: int = NAME_WIDTH) -> str:
+    r"""A name as a person is shown it: at most ``width`` characters, cut in the middle.
+
+    ``smollm2-135m-instruct`` at 16 characters is ``smollm2…instruct``; control characters
+    and lone surrogates are shown as escapes (``\x1b``, ``\udcff``), so printing the name
+    can neither fail nor drive the terminal. Reading the name costs at most ``width``
+    characters of work, whatever its length.
+
+    Args:
+        name: A model name, task id, file name ... (made text with ``str``).
+        width: Most characters shown (at least 1).
+
+    Returns:
+        The name to show.
+    """
+    return _shown(name, width, _UNSHOWABLE)
+
+
+_UNSHOWABLE_IN_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def display_text(text: object, width: int) -> str:
+    """A message or a cell of prose as a person is shown it, line breaks and tabs kept.
+
+    As :func:`display_name`, but a message's lines and tabs are its own.
+
+    Args:
+        text: The text (made text with ``str``).
+        width: Most characters shown (at least 1); the middle of a longer text is cut.
+
+    Returns:
+        The text to show.
+    """
+    return _shown(text, width, _UNSHOWABLE_IN_TEXT)
+
+
+def _shown(value: object, width: int, unshowable: re.Pattern[str]) -> str:
+    """``value`` cut to ``width`` characters, with what ``unshowable`` finds escaped."""
+    width = max(1, width)
+    shown = _cut(str(value), width)  # cut first: a 4 MiB name costs ``width`` of work
+    if unshowable.search(shown):
+        shown = _cut(unshowable.sub(_escaped, shown), width)
+    return shown
+
+
+def display_names(names: Sequence[object], width: int = NAME_WIDTH) -> list[str]:
+    """Names of one column shortened to ``width``, kept apart where the middle cut would merge them.
+
+    The cut is in the middle (:func:`display_name`); when that makes two different names
+    look the same (``HuggingFaceTB/SmolLM2-135M-Instruct`` and ``…-360M-Instruct`` share
+    both ends), the cut moves until they differ, if some place does.
+
+    Args:
+        names: The column's cells.
+        width: Most characters shown per name (at least 1).
+
+    Returns:
+        The names to show, in order.
+    """
+    width = max(1, width)
+    shown = [display_name(name, width) for name in names]
+    distinct = len(set(map(str, names)))
+    if len(set(shown)) == distinct or len(names) > 5000:
+        return shown
+    texts = [_UNSHOWABLE.sub(_escaped, _cut(str(name), 4 * width)) for name in names]
+    middle = (width - 1) // 2
+    for head in sorted(range(width), key=lambda h: abs(h - middle)):
+        moved = [_cut(text, width, head) for text in texts]
+        if len(set(moved)) == distinct:
+            return moved
+    return shown
 
 
 class Reporter(Protocol):
@@ -95,4 +202,16 @@ class SilentReporter:
         self.tables.append(table)
 
 
-__all__ = ["Advance", "Reporter", "SilentReporter", "StageError", "TextTable"]
+__all__ = [
+    "ELLIPSIS",
+    "NAME_WIDTH",
+    "TEXT_WIDTH",
+    "Advance",
+    "Reporter",
+    "SilentReporter",
+    "StageError",
+    "TextTable",
+    "display_name",
+    "display_names",
+    "display_text",
+]

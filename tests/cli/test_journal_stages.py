@@ -355,3 +355,32 @@ def test_a_truncated_body_errs_one_verdict_and_the_run_goes_on(server: FakeOpenA
     assert len(verdicts) == 8
     failed = [v for v in verdicts if v["status"] == "error"]
     assert len(failed) == 1 and "request_failed" in failed[0]["error"]
+
+
+def test_ctrl_c_says_how_to_resume_and_the_rerun_does(server: FakeOpenAI,
+                                                      sample: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    out = tmp_path / "gens.jsonl"
+    args = ["generate", str(sample["augmented"]), "-o", str(out), "--k", "0..2",
+            *backend(server, tmp_path / "cache.sqlite")]
+    server.delay = 0.1
+    process = subprocess.Popen(cli_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    ready = lines_at_least(out, 2)
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert process.poll() is None, f"finished before Ctrl-C: {process.stderr.read()}"
+        assert time.monotonic() < deadline, "the run never got far enough"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _stdout, stderr = process.communicate(timeout=60)
+    server.delay = 0.0
+    assert process.returncode == 130, stderr
+    assert "Aborted!" not in stderr and "Traceback" not in stderr, stderr
+    assert "every record written so far is kept" in flat(stderr)
+    assert f"prefjudge generate {sample['augmented']} -o {out}" in flat(stderr)
+    kept = len(rows(out))
+    assert 0 < kept < 36
+    resumed = run_ok(args)
+    assert f"{kept} record(s) there" in flat(resumed.stderr)
+    assert len(rows(out)) == 36

@@ -57,10 +57,18 @@ def check_accounting(vs: list[Verdict], method: str) -> None:
                 "criteria", "judging", "synthesis", "monolithic", "pointwise")
 
 
-def test_judge_eval_runs_all_three_methods_and_resumes(shared_data: Path, tmp_path: Path) -> None:
+def served(server, tmp_path: Path) -> list[str]:
+    """Backend options for the session's real vLLM server, with a cache in ``tmp_path``."""
+    return ["--backend", "openai", "--base-url", server.url, "--model", server.model,
+            "--cache", str(tmp_path / "cache.sqlite")]
+
+
+def test_judge_eval_runs_all_three_methods_and_resumes(
+    vllm_server, shared_data: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "eval"
     args = ["judge-eval", str(shared_data / HUMAN_PREF), "--limit", "4", "-o", str(out),
-            "--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite"),
+            *served(vllm_server, tmp_path),
             "--bootstrap", "200", *SMALL]
     first = run_cli(*args)
     summary = json.loads((out / "summary.json").read_text())
@@ -104,10 +112,12 @@ def test_judge_eval_runs_all_three_methods_and_resumes(shared_data: Path, tmp_pa
                 assert v.cost.cache_hits == v.cost.requests
 
 
-def test_guidance_build_then_held_out_evaluation(shared_data: Path, tmp_path: Path) -> None:
+def test_guidance_build_then_held_out_evaluation(
+    vllm_server, shared_data: Path, tmp_path: Path
+) -> None:
     pairs = str(shared_data / HUMAN_PREF)
     folder = tmp_path / "guidance" / "smollm"
-    common = ["--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite")]
+    common = served(vllm_server, tmp_path)
     run_cli("guidance", "build", pairs, "--train-fraction", "0.03", "--split-seed", "0",
             "-o", str(folder), *common)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -117,7 +127,7 @@ def test_guidance_build_then_held_out_evaluation(shared_data: Path, tmp_path: Pa
     assert counts["judged"] + counts["judge_errors"] == 4
     assert counts["agreements"] + counts["disagreements"] == counts["judged"]
     assert counts["rationales"] + counts["rationale_errors"] == counts["disagreements"]
-    assert manifest["judge"]["backend"] == "embedded" and manifest["source"]["sha256"]
+    assert manifest["judge"]["backend"] == "openai" and manifest["source"]["sha256"]
     rationales = (folder / "rationales.jsonl").read_text().splitlines()
     assert len(rationales) == counts["disagreements"]
     guidance = load_guidance(folder)  # global.md parses

@@ -2,7 +2,8 @@
 
 rewrite (with the sandbox reference check) → generate for two "models" on the original
 and the persona prompts → user-aware comparison → flip table. SmolLM2-135M stands in for
-every model, so the point is that every stage runs for real and the bookkeeping holds.
+every model (served once for the session by the real vLLM server fixture), so the point
+is that every stage runs for real and the bookkeeping holds.
 """
 
 from __future__ import annotations
@@ -26,21 +27,28 @@ HUMANEVAL = "benchmarks/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
 
 
 
+def served(server, tmp_path: Path) -> list[str]:
+    """The backend options of every command here: the session's real vLLM server."""
+    return ["--backend", "openai", "--base-url", server.url, "--model", server.model,
+            "--cache", str(tmp_path / "cache.sqlite")]
+
+
 def test_persona_study_on_mbpp_and_humaneval(
-    shared_data: Path, embedded_checkpoint: Path, tmp_path: Path
+    shared_data: Path, vllm_server, tmp_path: Path
 ) -> None:
-    tasks = (list(load_tasks(shared_data / MBPP).values())[:3]
-             + list(load_tasks(shared_data / HUMANEVAL).values())[:2])
+    # a natural-language prompt (full rewrite) and one with code context (prefix mode)
+    tasks = (list(load_tasks(shared_data / MBPP).values())[:1]
+             + list(load_tasks(shared_data / HUMANEVAL).values())[:1])
     original = tmp_path / "tasks.jsonl"
     original.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
-    cache = ["--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite")]
+    cache = served(vllm_server, tmp_path)
     rewritten = tmp_path / "tasks_beginner.jsonl"
     run_cli("persona", "rewrite", str(original), "--persona", "beginner", "-o", str(rewritten),
-            "--max-attempts", "2", *cache)
+            "--max-attempts", "2", "--max-tokens", "320", *cache)  # a rambling reply stops
     accepted = [Task.model_validate(r) for r in read_existing(rewritten)]
     rejected = read_existing(tmp_path / "tasks_beginner.rejected.jsonl")
     summary = json.loads((tmp_path / "tasks_beginner.summary.json").read_text())
-    assert len(accepted) + len(rejected) == 5
+    assert len(accepted) + len(rejected) == 2
     assert summary["accepted"] == len(accepted) and summary["rejected"] == len(rejected)
     assert all(r["reasons"] and r["attempts"] == 2 for r in rejected)
     assert accepted, f"the tiny model's rewrites were all rejected: {rejected}"
@@ -78,7 +86,7 @@ def test_persona_study_on_mbpp_and_humaneval(
                      "--tasks", str(rewritten), "--original",
                      str(gens["original", "smol-greedy"]), str(gens["original", "smol-t1"]),
                      "--original-tasks", str(kept), "-o", str(comparisons), "--bootstrap", "200",
-                     *cache)
+                     "--max-tokens", "640", *cache)
     rows = [PersonaComparison.model_validate(r) for r in read_existing(comparisons)]
     assert sorted(r.condition for r in rows) == ["original"] * len(accepted) + [
         "persona"] * len(accepted)
@@ -95,14 +103,14 @@ def test_persona_study_on_mbpp_and_humaneval(
 
 
 def test_profile_from_a_description_with_a_real_model(
-    embedded_checkpoint: Path, tmp_path: Path
+    vllm_server, tmp_path: Path
 ) -> None:
     from prefjudge.persona.profile import load_persona
 
     out = tmp_path / "teacher.yaml"
     run_cli("persona", "profile", "I teach Python to high-school students and want code "
             "they can follow, with comments.", "--name", "teacher", "-o", str(out),
-            "--backend", "embedded", "--cache", str(tmp_path / "cache.sqlite"))
+            *served(vllm_server, tmp_path))
     persona = load_persona(out)  # validated: every field, priorities on known dimensions
     assert persona.name == "teacher" and persona.description.startswith("I teach Python")
     assert persona.output.values

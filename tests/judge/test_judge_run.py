@@ -101,7 +101,7 @@ def test_judge_file_evidence_needs_no_model_and_resumes(
         inputs=(str(generations["sample-strong"]), str(generations["sample-weak"])),
         output=out,
         method="evidence",
-        tasks=str(generations["tasks"]),
+        tasks=(str(generations["tasks"]),),
         tests=(str(generations["tasks"]),),
         criterion="instructions",
         limit=4,
@@ -191,7 +191,9 @@ def test_a_journal_of_another_run_is_a_stage_error(labelled: Path, tmp_path: Pat
     )
     with pytest.raises(StageError, match="written by a different run"):
         judge_file(
-            JudgeFileSettings(inputs=(str(labelled),), output=out, method="evidence"),
+            JudgeFileSettings(
+                inputs=(str(labelled),), output=out, method="evidence", allow_undecided=True
+            ),
             None,
             SilentReporter(),
         )
@@ -218,6 +220,7 @@ def test_judge_pair_with_a_model_and_without() -> None:
             response_b=GOOD,
             method="evidence",
             criterion="instructions",
+            allow_undecided=True,
         ),
         None,
         SilentReporter(),
@@ -234,6 +237,7 @@ def test_evaluate_judges_writes_the_comparison(labelled: Path, tmp_path: Path) -
         methods=("monolithic", "evidence"),
         bootstrap=20,
         limit=4,
+        allow_undecided=True,
     )
     reporter = SilentReporter()
     outcome = evaluate_judges(settings, backend, reporter)

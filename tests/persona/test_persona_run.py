@@ -181,10 +181,10 @@ def test_compare_files_judges_both_conditions_and_writes_the_flips(
         gen_a=strong,
         gen_b=weak,
         persona="beginner",
-        tasks=TASKS,
+        tasks=(TASKS,),
         output=out,
         original=(strong, weak),
-        original_tasks=TASKS,
+        original_tasks=(TASKS,),
         bootstrap=50,
         ci_seed=3,
         sampling=Sampling(max_tokens=1536),
@@ -229,11 +229,31 @@ def test_compare_files_without_originals_writes_no_flips(
 ) -> None:
     out = tmp_path / "persona_only.jsonl"
     settings = CompareSettings(
-        generations["sample-strong"], generations["sample-weak"], "beginner", TASKS, out
+        generations["sample-strong"], generations["sample-weak"], "beginner", (TASKS,), out
     )
     done = compare_files(settings, ScriptedBackend(comparing_model), SilentReporter())
     assert done.flips is None and done.comparisons == 14
     assert not list(tmp_path.glob("*.flips.*"))
+
+
+def test_compare_files_merges_repeated_tasks_files_and_refuses_a_task_in_two(
+    tmp_path: Path, generations: dict[str, Path]
+) -> None:
+    lines = TASKS.read_text().splitlines(keepends=True)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text("".join(lines[:5]))
+    second.write_text("".join(lines[5:]))
+    strong, weak = generations["sample-strong"], generations["sample-weak"]
+    out = tmp_path / "cmp.jsonl"
+    settings = CompareSettings(strong, weak, "beginner", (first, second), out)
+    done = compare_files(settings, ScriptedBackend(comparing_model), SilentReporter())
+    assert done.comparisons == 14  # every task found in one file or the other
+    with pytest.raises(StageError, match=r"task '.*' appears in more than one --tasks file"):
+        compare_files(
+            CompareSettings(strong, weak, "beginner", (first, TASKS), tmp_path / "two.jsonl"),
+            ScriptedBackend(comparing_model),
+            SilentReporter(),
+        )
 
 
 def test_compare_files_failures_are_stage_errors(
@@ -244,13 +264,13 @@ def test_compare_files_failures_are_stage_errors(
     backend = ScriptedBackend(comparing_model)
     with pytest.raises(StageError, match="--original needs --original-tasks"):
         compare_files(
-            CompareSettings(strong, weak, "beginner", TASKS, out, original=(strong, weak)),
+            CompareSettings(strong, weak, "beginner", (TASKS,), out, original=(strong, weak)),
             backend,
             SilentReporter(),
         )
     with pytest.raises(StageError, match=r"generations\.jsonl:1: cannot tell the benchmark"):
         compare_files(
-            CompareSettings(strong, weak, "beginner", SAMPLE / "generations.jsonl", out),
+            CompareSettings(strong, weak, "beginner", (SAMPLE / "generations.jsonl",), out),
             backend,
             SilentReporter(),
         )
@@ -293,12 +313,12 @@ def test_flips_file_writes_the_three_files_beside_the_comparisons(tmp_path: Path
         tmp_path / "cmp.flips.png",
     )
     clarity = dict(zip(done.table.columns, done.table.rows[1], strict=True))
-    assert (clarity["orig_win_rate"], clarity["persona_win_rate"], clarity["flip"]) == (
-        "1.000",
-        "0.000",
-        "True",
+    assert (clarity["original [95% CI]"], clarity["persona [95% CI]"], clarity["flip"]) == (
+        "1.000 [1.000, 1.000]",
+        "0.000 [0.000, 0.000]",
+        "yes, outside the intervals",
     )
-    assert {"orig_win_rate", "flip"} <= done.table.right and "dimension" not in done.table.right
+    assert "original [95% CI]" in done.table.right and "dimension" not in done.table.right
 
 
 def test_a_verdict_decided_by_no_evidence_is_never_a_persona_trial(tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_rank_copilot_arena_real_battles(shared_data, tmp_path):
     strict = invoke("rank", path, "--winner-col", "acceptedIndex",
                     "--winner-map", "0=model_a,1=model_b")
     assert strict.exit_code != 0
-    assert f"{path}:2484: field 'model_a': missing model name" in strict.output
+    assert f"{path}:2484: 1 cell(s) where the header has 7" in strict.output
     out = tmp_path / "copilot.csv"
     result = invoke("rank", path, "--winner-col", "acceptedIndex",
                     "--winner-map", "0=model_a,1=model_b", "--skip-invalid", "-o", out,

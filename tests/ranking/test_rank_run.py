@@ -152,7 +152,7 @@ def test_rank_file_stops_on_an_invalid_row_and_on_settings_that_clash(battles: P
     assert "the judge failed" in str(info.value)
     assert not (tmp_path / "r.csv").exists()
     with pytest.raises(SettingsError, match="--tasks goes with --suggest"):
-        rank_file(RankSettings(battles=battles, tasks_path=battles), SilentReporter())
+        rank_file(RankSettings(battles=battles, tasks=(battles,)), SilentReporter())
     with pytest.raises(SettingsError, match="must be >= 0") as clash:
         rank_file(RankSettings(battles=battles, alpha=-1), SilentReporter())
     assert clash.value.option == "--alpha"

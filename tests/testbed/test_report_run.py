@@ -41,12 +41,14 @@ def test_report_file_writes_what_the_command_writes(scores: Path, tmp_path: Path
                               markdown=out / "report.md", n_resamples=50, seed=2, title="T")
     reporter = SilentReporter()
     outcome = report_file(settings, reporter)
-    assert outcome.written == (out / "report.html", out / "report.md")
+    pictures = outcome.written[1:-1]
+    assert outcome.written == (out / "report.html", *pictures, out / "report.md")
     assert outcome.samples == 24 and outcome.stdout is None
-    assert 0 < outcome.figures <= outcome.sections
+    assert 0 < outcome.figures == len(pictures) <= outcome.sections
     assert reporter.messages == [(
-        "note", f"wrote {out / 'report.html'}, {out / 'report.md'}: {outcome.sections} "
-                f"sections, {outcome.figures} plots, 24 scored samples")]
+        "note", f"wrote {out / 'report.html'}, {out / 'report.md'} (its {outcome.figures} plots "
+                f"as PNG files beside it): {outcome.sections} sections, {outcome.figures} plots, "
+                "24 scored samples")]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<title>T</title>" in page and f"scores: {scores}" in page
 
@@ -55,7 +57,7 @@ def test_report_file_writes_what_the_command_writes(scores: Path, tmp_path: Path
                                        "--markdown", str(cli / "report.md"), "--bootstrap", "50",
                                        "--ci-seed", "2", "--title", "T"])
     assert result.exit_code == 0, result.output
-    for name in ("report.html", "report.md"):
+    for name in ("report.html", "report.md", *(picture.name for picture in pictures)):
         assert (cli / name).read_bytes() == (out / name).read_bytes(), name
 
 

@@ -109,7 +109,8 @@ def test_the_page_holds_every_sample_check_and_criterion_verdict(built: Built) -
 
     assert "<li class=\"yes\">leaderboard.csv: found (leaderboard.csv)</li>" in page
     board = page.split('<table class="leaderboard">', 1)[1].split("</table>", 1)[0]
-    assert board.count("<tr>") == 4 and "<td>alpha</td>" in board and "<th>rating</th>" in board
+    assert board.count("<tr>") == 4 and '<td class="name">alpha</td>' in board
+    assert '<th class="num">rating [95% CI]</th>' in board
     output = built.view.output
     assert "found: leaderboard.csv, scored samples, judge verdicts" in output
     assert re.search(r"44 scored samples, 6 judged pairs, \d+\.\d KiB", output)

@@ -39,7 +39,7 @@ from prefjudge.backends.base import (
     Usage,
     chat,
 )
-from prefjudge.backends.cache import ResponseCache, default_cache_path
+from prefjudge.backends.cache import CacheError, ResponseCache, default_cache_path
 
 if TYPE_CHECKING:
     from prefjudge.backends.config import BackendConfig
@@ -70,9 +70,13 @@ def create_backend(config: BackendConfig) -> Backend:
         A ready backend; close it (or use it as a context manager) when done.
 
     Raises:
-        BackendError: When the configuration is incomplete or the backend is not installed.
+        BackendError: When the configuration is incomplete, the backend is not installed,
+            or the cache file is damaged.
     """
-    cache = None if config.no_cache else ResponseCache(config.cache_path())
+    try:
+        cache = None if config.no_cache else ResponseCache(config.cache_path())
+    except CacheError as exc:  # a damaged cache file: one line naming it, never a traceback
+        raise BackendError(str(exc)) from exc
     try:
         if config.kind == "openai":
             from prefjudge.backends.openai_http import OpenAIBackend

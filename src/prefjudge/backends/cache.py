@@ -35,6 +35,36 @@ _OLD = "(format IS NULL OR format < ?)"
 _CURRENT = "(format IS NOT NULL AND format >= ?)"
 
 
+class CacheError(ValueError):
+    """A cache file that SQLite cannot read (corrupt, or not a database): says which file."""
+
+
+_DAMAGED = (sqlite3.DatabaseError, UnicodeDecodeError)
+"""What SQLite raises on a damaged file (its message may hold the file's bytes, which are
+then not UTF-8 either)."""
+
+
+def _unusable(path: Path, exc: Exception) -> CacheError:
+    return CacheError(
+        f"{path}: not a usable response cache "
+        f"({'not UTF-8 inside' if isinstance(exc, UnicodeDecodeError) else exc}); "
+        "move it away or delete it "
+        "(the next run then starts a new one)"
+    )
+
+
+def _text(raw: bytes) -> str:
+    """SQLite text as str: bytes that are not UTF-8 (a damaged file) become U+FFFD."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _seconds(value: Any) -> float | None:
+    """A ``created`` value as seconds, or None when a damaged row holds something else."""
+    if isinstance(value, int | float) and value == value:
+        return float(value)
+    return None
+
+
 def default_cache_path() -> Path:
     """Return the default cache file.
 
@@ -66,7 +96,8 @@ class CacheGroup:
         model: Model id.
         endpoint: Normalised base URL, or ``vllm:<model>`` for in-process engines.
         entries: Number of stored replies.
-        oldest: When the oldest was stored (seconds since the epoch).
+        oldest: When the oldest was stored (seconds since the epoch; None when a damaged
+            file holds no time).
         newest: When the newest was stored.
     """
 
@@ -74,8 +105,8 @@ class CacheGroup:
     model: str
     endpoint: str | None
     entries: int
-    oldest: float
-    newest: float
+    oldest: float | None
+    newest: float | None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the group as JSON-ready values (dates as ISO 8601, UTC)."""
@@ -119,6 +150,10 @@ class ResponseCache:
 
     Args:
         path: SQLite file; parent folders are created.
+
+    Raises:
+        CacheError: When the file is not a SQLite database or is damaged (also from
+            :meth:`stats`, :meth:`count` and :meth:`clear`, which read every row).
     """
 
     def __init__(self, path: str | os.PathLike[str]):
@@ -128,6 +163,14 @@ class ResponseCache:
         self._conn = sqlite3.connect(
             self.path, timeout=30.0, isolation_level=None, check_same_thread=False
         )
+        self._conn.text_factory = _text
+        try:
+            self._open()
+        except _DAMAGED as exc:
+            self._conn.close()
+            raise _unusable(self.path, exc) from None
+
+    def _open(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
@@ -194,16 +237,27 @@ class ResponseCache:
 
     def stats(self) -> CacheStats:
         """Return what the file holds: counts by backend, model and endpoint, with dates."""
+        try:
+            return self._stats()
+        except _DAMAGED as exc:
+            raise _unusable(self.path, exc) from None
+
+    def _stats(self) -> CacheStats:
         old = self._conn.execute(
             f"SELECT COUNT(*) FROM responses WHERE {_OLD}", (CACHE_FORMAT,)
         ).fetchone()[0]
         rows = self._conn.execute(
-            "SELECT backend, model, endpoint, COUNT(*), MIN(created), MAX(created)"
+            # CAST: a damaged file may hold blobs where text belongs
+            "SELECT CAST(backend AS TEXT), CAST(model AS TEXT), CAST(endpoint AS TEXT),"
+            " COUNT(*), MIN(created), MAX(created)"
             f" FROM responses WHERE {_CURRENT} GROUP BY backend, model, endpoint"
             " ORDER BY COUNT(*) DESC, model",
             (CACHE_FORMAT,),
         ).fetchall()
-        groups = [CacheGroup(b, m, e, int(n), float(lo), float(hi)) for b, m, e, n, lo, hi in rows]
+        groups = [
+            CacheGroup(b, m or "", e, int(n), _seconds(lo), _seconds(hi))
+            for b, m, e, n, lo, hi in rows
+        ]
         return CacheStats(
             path=self.path,
             size_bytes=self.size_bytes(),
@@ -249,7 +303,10 @@ class ResponseCache:
     ) -> int:
         """Return how many rows :meth:`clear` with the same filters would delete."""
         where, params = self._where(model, older_than_days, old_format)
-        row = self._conn.execute(f"SELECT COUNT(*) FROM responses{where}", params).fetchone()
+        try:
+            row = self._conn.execute(f"SELECT COUNT(*) FROM responses{where}", params).fetchone()
+        except _DAMAGED as exc:
+            raise _unusable(self.path, exc) from None
         return int(row[0])
 
     def clear(
@@ -272,12 +329,18 @@ class ResponseCache:
             The number of rows deleted.
         """
         where, params = self._where(model, older_than_days, old_format)
-        return int(self._conn.execute(f"DELETE FROM responses{where}", params).rowcount)
+        try:
+            return int(self._conn.execute(f"DELETE FROM responses{where}", params).rowcount)
+        except _DAMAGED as exc:
+            raise _unusable(self.path, exc) from None
 
     def vacuum(self) -> None:
         """Give the space of deleted rows back to the file system."""
-        self._conn.execute("VACUUM")
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except _DAMAGED as exc:
+            raise _unusable(self.path, exc) from None
 
     def close(self) -> None:
         """Close the database connection."""

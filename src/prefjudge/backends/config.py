@@ -179,6 +179,8 @@ def _read_backend_tables(path: Path, stage: str | None) -> dict[str, Any]:
         raise ConfigError(str(exc).splitlines()[-1].strip()) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML (values nested too deeply)") from None
     table = data.get("backend", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [backend] must be a table")
@@ -230,6 +232,9 @@ def load_backend_config(
             merged[name] = value
     try:
         return BackendConfig.model_validate(merged)
+    except RecursionError:
+        where = f"{path} + flags" if path else "flags"
+        raise ConfigError(f"invalid backend settings ({where}): values nested too deeply") from None
     except ValidationError as exc:
         where = f"{path} + flags" if path else "flags"
         problems = "; ".join(

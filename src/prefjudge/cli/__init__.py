@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -20,6 +21,9 @@ class PrefjudgeGroup(click.Group):
     that cannot be opened or written, and the operating system refusing a read or write
     (disk full, permission denied, a folder where a file should be). Records already written
     stay where they are: journals flush each record as it is made.
+
+    Ctrl-C ends with exit status 130 and says what was kept and how to resume, instead of
+    click's bare "Aborted!".
 
     A reader that stops early (``prefjudge instructions | head -1``) closes the pipe: the
     command then ends quietly with exit status 0, as ``cat`` does.
@@ -44,6 +48,11 @@ class PrefjudgeGroup(click.Group):
             load_command(cmd_name)
         return self.commands.get(cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse as click does, keeping the command line for the resume hint."""
+        ctx.meta["prefjudge.args"] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, turning known failures into ``click.ClickException``."""
         from prefjudge.io import InputError
@@ -56,6 +65,12 @@ class PrefjudgeGroup(click.Group):
         except BrokenPipeError:
             _silence_stdout()
             ctx.exit(0)
+        except KeyboardInterrupt:
+            click.echo(
+                interrupted_message(ctx.invoked_subcommand, ctx.meta.get("prefjudge.args", [])),
+                err=True,
+            )
+            ctx.exit(130)
         except (InputError, JournalError) as exc:
             raise click.ClickException(str(exc)) from exc
         except OSError as exc:
@@ -70,6 +85,24 @@ def _silence_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # no real file descriptor (e.g. under a test runner)
         pass
+
+
+def interrupted_message(command: str | None, args: list[str]) -> str:
+    """What Ctrl-C kept, and the command line that resumes (for journaling commands).
+
+    Args:
+        command: The subcommand that was running (``None`` before one started).
+        args: The command-line arguments after ``prefjudge``.
+    """
+    from prefjudge.cli.commands import RESUMABLE_COMMANDS
+
+    if command not in RESUMABLE_COMMANDS:
+        return "Interrupted (this command keeps no journal: a rerun starts again)."
+    line = shlex.join(["prefjudge", *args])
+    return (
+        "Interrupted: every record written so far is kept. "
+        f"To resume where it stopped, rerun the same command:\n  {line}"
+    )
 
 
 def os_error_message(exc: OSError) -> str:

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends.cache import CacheStats, ResponseCache
+from prefjudge.backends.cache import CacheError, CacheStats, ResponseCache
 from prefjudge.backends.config import CONFIG_NAME, ConfigError, load_backend_config
 from prefjudge.cli import main
-from prefjudge.cli.display import PipeConsole
+from prefjudge.cli.display import PipeConsole, rich_table, shown_cells
 from prefjudge.cli.options import format_option, old_json_switch
+from prefjudge.reporting import TextTable
 
 _config_option = click.option(
     "--config",
@@ -32,12 +32,58 @@ _cache_option = click.option(
 )
 
 
-def cache_path(config_file: str | None, cache_file: str | None) -> Path:
+_experiment_option = click.option(
+    "--experiment",
+    "experiment_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="An experiment TOML: the cache `prefjudge run` uses for it "
+    "(results/<experiment>/cache.sqlite) instead of the commands' cache.",
+)
+
+
+def experiment_cache(experiment_file: str) -> Path:
+    """Return the response cache ``prefjudge run EXPERIMENT`` uses.
+
+    Read from the experiment's plan (the cache its stages' backends are given), so it is
+    where ``run`` puts it, wherever that is.
+
+    Args:
+        experiment_file: The experiment TOML.
+
+    Raises:
+        click.ClickException: When the experiment file is not valid, or runs no model.
+    """
+    from prefjudge.experiment.config import load_experiment
+    from prefjudge.experiment.plan import build_plan
+    from prefjudge.io import InputError
+
+    try:
+        experiment, base = load_experiment(experiment_file)
+        _, stages = build_plan(experiment, base, 0)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    caches = sorted({s.backend.cache_path() for s in stages if s.backend is not None})
+    if not caches:
+        raise click.ClickException(f"{experiment_file}: the experiment asks no model (no cache)")
+    return caches[0]
+
+
+def cache_path(
+    config_file: str | None, cache_file: str | None, experiment_file: str | None = None
+) -> Path:
     """Return the cache file the other commands would use with the same settings.
 
-    ``--cache``, else ``cache`` in ``prefjudge.toml`` (relative to that file), else
-    ``$PREFJUDGE_CACHE``, else ``~/.cache/prefjudge/responses.sqlite``.
+    ``--cache``, else the experiment's (``--experiment``), else ``cache`` in
+    ``prefjudge.toml`` (relative to that file), else ``$PREFJUDGE_CACHE``, else
+    ``~/.cache/prefjudge/responses.sqlite``.
+
+    Args:
+        config_file: ``--config``.
+        cache_file: ``--cache``.
+        experiment_file: ``--experiment``.
     """
+    if experiment_file and not cache_file:
+        return experiment_cache(experiment_file)
     try:
         config = load_backend_config(config_file, overrides={"cache": cache_file})
     except ConfigError as exc:
@@ -53,15 +99,29 @@ def cache_group() -> None:
 @cache_group.command("info")
 @_config_option
 @_cache_option
+@_experiment_option
 @old_json_switch
 @format_option
-def info(config_file: str | None, cache_file: str | None, output_format: str) -> None:
-    """Print where the cache is, its size, and its entries by backend and model."""
-    path = cache_path(config_file, cache_file)
+def info(
+    config_file: str | None,
+    cache_file: str | None,
+    experiment_file: str | None,
+    output_format: str,
+) -> None:
+    """Print where the cache is, its size, and its entries by backend and model.
+
+    Model identities too long for the terminal are cut in the middle in the table (with
+    …); --format json gives them whole. `prefjudge run` keeps each experiment's cache in its
+    results folder: --experiment FILE shows that one.
+    """
+    path = cache_path(config_file, cache_file, experiment_file)
     stats: CacheStats | None = None
     if path.is_file():
-        with ResponseCache(path) as cache:
-            stats = cache.stats()
+        try:
+            with ResponseCache(path) as cache:
+                stats = cache.stats()
+        except CacheError as exc:
+            raise click.ClickException(str(exc)) from exc
     if output_format == "json":
         found = {"path": str(path), "exists": False} if stats is None else stats.as_dict()
         found["exists"] = stats is not None
@@ -74,30 +134,36 @@ def info(config_file: str | None, cache_file: str | None, output_format: str) ->
     _print_stats(console, stats)
 
 
-def _when(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
+def _when(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    try:
+        return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d")
+    except (OverflowError, OSError, ValueError):  # a damaged row's time
+        return "?"
 
 
 def _print_stats(console: Console, stats: CacheStats) -> None:
     console.print(f"cache: {escape(str(stats.path))}")
     console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries")
     if stats.groups:
-        table = Table()
-        for name in ("backend", "model", "endpoint"):
-            table.add_column(name)
-        table.add_column("entries", justify="right")
-        table.add_column("oldest")
-        table.add_column("newest")
-        for group in stats.groups:
-            table.add_row(
-                escape(group.backend or "?"),
-                escape(group.model),
-                escape(group.endpoint or "?"),
+        # names cut in the middle to fit the terminal, one line per group (the one table
+        # drawing of the commands); --format json has them whole
+        rows = [
+            [
+                group.backend or "?",
+                group.model,
+                group.endpoint or "?",
                 f"{group.entries:,}",
-                _when(group.oldest),
                 _when(group.newest),
-            )
-        console.print(table)
+            ]
+            for group in stats.groups
+        ]
+        columns = ("backend", "model", "endpoint", "entries", "last stored")
+        text = TextTable("", columns, rows, right=frozenset({"entries"}))
+        console.print(rich_table(text, console.width))
+        if shown_cells(text, console.width) != rows:
+            console.print("(long names are cut in the middle: --format json shows them whole)")
     if stats.old_format_entries:
         console.print(
             f"{stats.old_format_entries:,} entries of an older cache format are never read "
@@ -108,6 +174,7 @@ def _print_stats(console: Console, stats: CacheStats) -> None:
 @cache_group.command("clear")
 @_config_option
 @_cache_option
+@_experiment_option
 @click.option(
     "--model", "model", metavar="NAME", help="Only this model (as `cache info` lists it)."
 )
@@ -123,17 +190,25 @@ def _print_stats(console: Console, stats: CacheStats) -> None:
 def clear(
     config_file: str | None,
     cache_file: str | None,
+    experiment_file: str | None,
     model: str | None,
     older_than: float | None,
     old_format: bool,
     yes: bool,
 ) -> None:
     """Delete cache entries (all, or those matching every filter given), then compact."""
-    path = cache_path(config_file, cache_file)
+    path = cache_path(config_file, cache_file, experiment_file)
     if not path.is_file():
         click.echo(f"removed 0 entries: {path} does not exist")
         return
     filters = {"model": model, "older_than_days": older_than, "old_format": old_format}
+    try:
+        _clear(path, filters, yes)
+    except CacheError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _clear(path: Path, filters: dict, yes: bool) -> None:
     with ResponseCache(path) as cache:
         matching, total = cache.count(**filters), len(cache)
         if matching == 0:

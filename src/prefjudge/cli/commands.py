@@ -27,6 +27,11 @@ COMMAND_MODULES: dict[str, str] = {
     "view": "view_cmd",
 }
 
+RESUMABLE_COMMANDS: frozenset[str] = frozenset(
+    {"augment", "generate", "judge", "judge-eval", "persona", "run", "score"}
+)
+"""The commands that journal each record as it is made: rerun after an interrupt resumes."""
+
 
 def load_command(name: str) -> None:
     """Import the module that defines command ``name`` (nothing for an unknown name)."""

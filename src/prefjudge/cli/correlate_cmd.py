@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from prefjudge.cli import main
+from prefjudge.cli.display import rich_table
 from prefjudge.cli.display import stdout as stdout_console
 from prefjudge.cli.options import bootstrap_option, ci_seed_option, old_ci_seed_option
 from prefjudge.cli.reporter import ConsoleReporter
@@ -29,7 +29,7 @@ from prefjudge.cli.streams import (
 from prefjudge.ranking.reports import Sweep
 from prefjudge.ranking.run import CorrelateSettings, SettingsError, correlate_file
 from prefjudge.ranking.tables import BEST_MARK, correlation_tables
-from prefjudge.reporting import StageError, TextTable
+from prefjudge.reporting import StageError
 
 stderr = Console(stderr=True)
 
@@ -40,22 +40,16 @@ def _usage_error(exc: SettingsError) -> click.UsageError:
     return click.UsageError(str(exc))
 
 
-def _rich(table: TextTable, *, title_markup: bool) -> Table:
-    """A plain table as rich draws it; the best α of each type in bold green."""
-    shown_table = Table(title=escape(table.title) if title_markup else table.title)
-    for name in table.columns:
-        shown_table.add_column(name, justify="right" if name in table.right else "left")
-    for row in table.rows:
-        shown_table.add_row(*(
-            f"[bold green]{escape(cell.removesuffix(BEST_MARK))}{BEST_MARK}[/]"
-            if cell.endswith(BEST_MARK) else cell for cell in row))
-    return shown_table
+def _best_in_green(cell: str) -> str:
+    """A cell as rich markup; the best α of each type in bold green."""
+    if cell.endswith(BEST_MARK):
+        return f"[bold green]{escape(cell.removesuffix(BEST_MARK))}{BEST_MARK}[/]"
+    return escape(cell)
 
 
 def _print_correlation(console: Console, sweep: Sweep) -> None:
-    curve, summary = correlation_tables(sweep)
-    console.print(_rich(curve, title_markup=True))
-    console.print(_rich(summary, title_markup=False))
+    for table in correlation_tables(sweep):
+        console.print(rich_table(table, console.width, markup=_best_in_green))
 
 
 @main.command("correlate")

@@ -86,7 +86,7 @@ def build(
     for criterion generation, criterion judging and the final decision.
     """
     console = Console(stderr=True)
-    pairs = read_pair_inputs((pairs_path,), None, fmt, skip_invalid, console).pairs
+    pairs = read_pair_inputs((pairs_path,), (), fmt, skip_invalid, console).pairs
     try:
         train, held = split_pairs(pairs, train_fraction, split_seed)
     except ValueError as exc:

@@ -16,8 +16,8 @@ from rich.table import Table
 
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import print_frame, stdout
-from prefjudge.cli.judge_splits import bias_table, split_table
+from prefjudge.cli.display import stdout
+from prefjudge.cli.judge_splits import bias_table, methods_table, split_table
 from prefjudge.cli.judging import (
     JUDGE_SAMPLING,
     METHOD_CHOICE,
@@ -56,7 +56,7 @@ from prefjudge.judge.run import (
     prepare_pair,
 )
 from prefjudge.records import Verdict
-from prefjudge.reporting import StageError
+from prefjudge.reporting import StageError, display_name
 from prefjudge.stats import DEFAULT_RESAMPLES
 
 SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
@@ -156,7 +156,8 @@ def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> Non
 @click.option("--method", type=METHOD_CHOICE, default="criteralign", show_default=True)
 @click.option(
     "--task-id",
-    help="evidence/hybrid: the task both responses answer (its tests come from --tests).",
+    help="evidence/hybrid: the task both responses answer (its tests come from --tests).  "
+    "[default: the task of --tests whose prompt is the instruction]",
 )
 @click.option(
     "--top",
@@ -222,13 +223,14 @@ def pair(
             sampling=backend_config.sampling(**JUDGE_SAMPLING),
         ),
     )
+    reporter = ConsoleReporter(console)
     try:
-        prepared = prepare_pair(settings)
+        prepared = prepare_pair(settings, reporter)
         needs_model = method_traits(method, settings.fallback).needs_model
         backend = open_backend(backend_config) if needs_model else None
         started = time.monotonic()
         try:
-            verdict = judge_pair(settings, backend, ConsoleReporter(console), prepared=prepared)
+            verdict = judge_pair(settings, backend, reporter, prepared=prepared)
         finally:
             usage_report(console, backend, started, done=True)
             if backend is not None:
@@ -265,10 +267,13 @@ def pair(
 @pairs_format_option
 @click.option(
     "--tasks",
-    "tasks_path",
+    "task_sources",
     metavar="FILE|DATASET",
-    help="Tasks giving the instructions when judging two generation files: a task file, a "
-    "dataset folder or a hub dataset (e.g. bigcodebench).",
+    multiple=True,
+    help="Tasks giving the instructions when judging two generation files (and the prompts "
+    "completion-style samples continue), as `prefjudge score` reads them: a task file, a "
+    "dataset folder or a hub dataset (e.g. bigcodebench). Repeatable: e.g. the HumanEval+ "
+    "and MBPP+ files.",
 )
 @source_options("PAIRS or --tasks")
 @click.option(
@@ -304,7 +309,7 @@ def judge(
     output: Path,
     method: str,
     fmt: str,
-    tasks_path: str | None,
+    task_sources: tuple[str, ...],
     split: str | None,
     subset: str | None,
     scored_a: str | None,
@@ -335,7 +340,7 @@ def judge(
         output=Path(output),
         method=method,  # type: ignore[arg-type]
         pairs_format=fmt,  # type: ignore[arg-type]
-        tasks=tasks_path,
+        tasks=task_sources,
         split=split,
         subset=subset,
         scored_a=None if scored_a is None else Path(scored_a),
@@ -512,10 +517,12 @@ def judge_eval(
     except StageError as exc:
         raise stage_failure(exc) from exc
     results, methods = outcome.results, outcome.methods
-    print_frame(
-        outcome.frame.reset_index(),
-        title=f"judge agreement with human labels ({outcome.pairs} pairs, "
-        f"{escape(outcome.judge_model)})",
+    stdout.print(
+        methods_table(
+            results,
+            f"judge agreement with human labels ({outcome.pairs} pairs, "
+            f"{escape(display_name(outcome.judge_model))})",
+        )
     )
     for method in methods:
         stdout.print(_confusion_table(method, results[method]["confusion"]))

@@ -1,7 +1,9 @@
-"""``judge-eval``'s tables: each method's accuracy per split, and its bias beside the humans'.
+"""``judge-eval``'s tables: each method's accuracy, per split, and its bias beside the humans'.
 
-The per-split table shows each method's accuracy (ties as half) with its interval, tie
-rate, errors and cost, and the published human figure beside it
+The method table and the per-split table show the same two accuracies, named and counted
+alike (:data:`ACCURACY_NOTE`): accuracy over all pairs (ties and errors as half) with its
+interval, and strict accuracy over the pairs judged (ties wrong); beside them the tie rate,
+errors, undecided pairs and cost, and per split the published human figure
 (:func:`prefjudge.judge.splits.human_reference`); what a split is and how several are read
 is in :mod:`prefjudge.judge.splits`.
 """
@@ -17,15 +19,80 @@ from rich.table import Table
 from prefjudge.judge.splits import human_reference
 from prefjudge.testbed.report import coef_text, rate_text
 
+ACCURACY_NOTE = (
+    "accuracy: over all pairs, a tie or an error counts half where the humans picked a side "
+    "(an undecided pair is a tie); strict accuracy: over the pairs judged, a tie counts wrong"
+)
+"""What both of ``judge-eval``'s accuracy tables count (they show the same two figures)."""
+
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f} %"
+    return "n/a" if value is None or value != value else f"{100 * value:.1f} %"
+
+
+def _ci(ci: Any) -> str:
+    return f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}" if ci and ci[0] == ci[0] else ""
+
+
+def _undecided(result: Mapping[str, Any]) -> str:
+    return str(result.get("n_undecided", 0)) if result.get("decided_by") else "-"
+
+
+def methods_table(results: Mapping[str, Mapping[str, Any]], title: str) -> Table:
+    """Per method: accuracy [CI], strict accuracy, macro-F1, ties, errors, undecided, cost.
+
+    The accuracy columns count what :func:`split_table`'s do (:data:`ACCURACY_NOTE`).
+
+    Args:
+        results: Method → :func:`~prefjudge.judge.evaluation.evaluate_verdicts`.
+        title: What the table is about (the pairs, the judge model); the note follows.
+
+    Returns:
+        The table.
+    """
+    table = Table(title=f"{title} — {ACCURACY_NOTE}", title_justify="left")
+    columns = (
+        "method",
+        "pairs",
+        "accuracy",
+        "95 % CI",
+        "strict accuracy",
+        "macro-F1",
+        "ties",
+        "errors",
+        "undecided",
+        "position-consistent",
+        "calls/pair",
+        "tokens/pair",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method, result in results.items():
+        per_pair = result["cost"]["per_pair"]
+        tokens = (per_pair["prompt_tokens"] or 0) + (per_pair["completion_tokens"] or 0)
+        table.add_row(
+            escape(method),
+            str(result["n"]),
+            _pct(result["accuracy_all_half"]),
+            _ci(result.get("accuracy_all_half_ci")),
+            _pct(result["accuracy"]),
+            "n/a" if result["macro_f1"] is None else f"{result['macro_f1']:.3f}",
+            _pct(result["tie_rate"]),
+            str(result["n_error"]),
+            _undecided(result),
+            _pct(result["position_consistency"]),
+            f"{per_pair['model_calls'] or 0:.2f}",
+            f"{tokens:.0f}",
+        )
+    return table
 
 
 def split_table(
     by_split: Mapping[str, Mapping[str, Mapping[str, Any]]], criteria: Mapping[str, str]
 ) -> Table:
-    """Per method and split: accuracy (ties half) [CI], tie rate, errors, cost, humans.
+    """Per method and split: accuracy [CI], strict accuracy, ties, errors, cost, humans.
+
+    The accuracy columns count what :func:`methods_table`'s do (:data:`ACCURACY_NOTE`).
 
     Args:
         by_split: Method → split → :func:`~prefjudge.judge.evaluation.evaluate_verdicts`.
@@ -36,9 +103,7 @@ def split_table(
     """
     humans = human_reference()["human_accuracy"]
     table = Table(
-        title="accuracy per split (over all pairs, ties and errors count half; "
-        "judged: over the pairs decided or tied; humans: the benchmark paper's "
-        "developers)",
+        title=f"accuracy per split ({ACCURACY_NOTE}; humans: the benchmark paper's developers)",
         title_justify="left",
     )
     for column in (
@@ -48,9 +113,10 @@ def split_table(
         "pairs",
         "accuracy",
         "95 % CI",
-        "judged: accuracy",
+        "strict accuracy",
         "ties",
         "errors",
+        "undecided",
         "decided by evidence",
         "calls/pair",
         "humans",
@@ -60,7 +126,6 @@ def split_table(
         )
     for method, splits in by_split.items():
         for name, result in splits.items():
-            ci = result.get("accuracy_all_half_ci")
             decided = result.get("decided_by") or {}
             table.add_row(
                 method,
@@ -68,10 +133,11 @@ def split_table(
                 criteria.get(name, "-"),
                 str(result["n"]),
                 _pct(result["accuracy_all_half"]),
-                f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}" if ci else "",
-                _pct(result["accuracy_ties_half"]),
+                _ci(result.get("accuracy_all_half_ci")),
+                _pct(result["accuracy"]),
                 _pct(result["tie_rate"]),
                 str(result["n_error"]),
+                _undecided(result),
                 _pct(decided.get("evidence_share")) if decided else "-",
                 f"{result['cost']['per_pair']['model_calls'] or 0:.2f}",
                 _pct(humans.get(name)) if name in humans else "-",

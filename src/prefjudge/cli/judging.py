@@ -26,7 +26,7 @@ from prefjudge.judge.pairs import PairInputs
 from prefjudge.judge.pairs import read_pair_inputs as pairs_from_sources
 from prefjudge.judge.settings import JUDGE_SAMPLING, JudgeOptionError
 from prefjudge.records import Verdict
-from prefjudge.reporting import StageError
+from prefjudge.reporting import NAME_WIDTH, TEXT_WIDTH, StageError, display_name, display_text
 
 __all__ = [
     "JUDGE_SAMPLING",
@@ -105,6 +105,13 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "MBPP+ files).",
         ),
         click.option(
+            "--allow-undecided",
+            is_flag=True,
+            help="evidence/hybrid: judge even when the evidence cannot decide the pairs (e.g. "
+            "correctness without --tests): the undecided pairs are ties (hybrid: go to "
+            "--fallback), and a warning counts them. Without it, that is refused.",
+        ),
+        click.option(
             "--fallback",
             type=click.Choice(sorted(MODEL_METHODS)),
             default="criteralign",
@@ -134,7 +141,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def read_pair_inputs(
     paths: tuple[str, ...],
-    tasks_path: str | None,
+    tasks: tuple[str, ...],
     fmt: str,
     skip_invalid: bool,
     console: Console,
@@ -146,7 +153,7 @@ def read_pair_inputs(
 
     Args:
         paths: One pair source, or two generation files.
-        tasks_path: A task source for two generation files.
+        tasks: Task sources for two generation files (``--tasks``).
         fmt: Format of a pair file (``auto`` to detect it).
         skip_invalid: Skip unusable rows (listed) instead of stopping.
         console: Where notes go.
@@ -163,7 +170,7 @@ def read_pair_inputs(
     try:
         return pairs_from_sources(
             paths,
-            tasks_path,
+            tasks,
             fmt,
             skip_invalid,
             ConsoleReporter(console),
@@ -189,12 +196,15 @@ def outcome_table(verdicts: Sequence[Verdict], title: str) -> Table:
 
 
 def print_errors(console: Console, verdicts: Sequence[Verdict], limit: int = 5) -> None:
-    """Print the first few errored verdicts with their reasons."""
+    """Print the first few errored verdicts with their reasons (long ids and reasons cut)."""
     errors = [v for v in verdicts if v.status == "error"]
     for verdict in errors[:limit]:
+        pair_id = display_name(verdict.pair_id, NAME_WIDTH)
+        error = display_text(verdict.error or "", TEXT_WIDTH)
         console.print(
-            f"[red]error[/red] {escape(verdict.pair_id)}: {escape(verdict.error or '')}",
+            f"[red]error[/red] {escape(pair_id)}: {escape(error)}",
             soft_wrap=True,
+            highlight=False,
         )
     if len(errors) > limit:
         console.print(f"... and {len(errors) - limit} more errors (see the verdict file)")
@@ -218,6 +228,7 @@ def judge_option_values(
         "fallback": opts["fallback"],
         "criterion": opts["criterion"],
         "tests": tuple(opts["tests_sources"]),
+        "allow_undecided": opts["allow_undecided"],
         "guidance": None if guidance_dir is None else Path(guidance_dir),
         "evidence": opts["evidence"],
         "min_criteria": opts["min_criteria"],

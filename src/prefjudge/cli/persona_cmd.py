@@ -242,10 +242,12 @@ def rewrite(
 )
 @click.option(
     "--tasks",
-    "tasks_path",
+    "tasks_paths",
     required=True,
+    multiple=True,
     type=click.Path(exists=True),
-    help="The persona's rewritten tasks (the prompts GEN_A and GEN_B answered).",
+    help="The persona's rewritten tasks (the prompts GEN_A and GEN_B answered). Repeatable: "
+    "merged by task id.",
 )
 @click.option(
     "--original",
@@ -255,8 +257,9 @@ def rewrite(
 )
 @click.option(
     "--original-tasks",
+    multiple=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="The original tasks (required with --original).",
+    help="The original tasks (required with --original). Repeatable: merged by task id.",
 )
 @click.option(
     "--original-judging",
@@ -286,9 +289,9 @@ def compare_cmd(
     gen_a: str,
     gen_b: str,
     persona_name: str,
-    tasks_path: str,
+    tasks_paths: tuple[str, ...],
     original: tuple[str, str] | None,
-    original_tasks: str | None,
+    original_tasks: tuple[str, ...],
     original_judging: str,
     output: Path,
     bootstrap: int,
@@ -311,10 +314,10 @@ def compare_cmd(
         gen_a=Path(gen_a),
         gen_b=Path(gen_b),
         persona=persona_name,
-        tasks=Path(tasks_path),
+        tasks=tuple(Path(path) for path in tasks_paths),
         output=Path(output),
         original=(Path(original[0]), Path(original[1])) if original else None,
-        original_tasks=Path(original_tasks) if original_tasks else None,
+        original_tasks=tuple(Path(path) for path in original_tasks),
         original_judging="persona" if original_judging == "persona" else "generic",
         bootstrap=bootstrap,
         ci_seed=ci_seed,

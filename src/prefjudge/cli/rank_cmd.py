@@ -10,10 +10,9 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from prefjudge.cli import main
+from prefjudge.cli.display import rich_table
 from prefjudge.cli.display import stdout as stdout_console
 from prefjudge.cli.options import bootstrap_option, ci_seed_option, old_ci_seed_option
 from prefjudge.cli.reporter import ConsoleReporter
@@ -100,22 +99,11 @@ def _usage_error(exc: SettingsError) -> click.UsageError:
 
 
 def _print_leaderboard(console: Console, table: TextTable) -> None:
-    shown = Table(title=escape(table.title))
-    for name in table.columns:
-        shown.add_column(name, justify="right" if name in table.right else "left",
-                         no_wrap=name != "model")
-    for row in table.rows:
-        shown.add_row(*(escape(cell) for cell in row))
-    console.print(shown)
+    console.print(rich_table(table, console.width))
 
 
 def _print_style(console: Console, table: TextTable) -> None:
-    shown = Table(title=table.title, caption=STYLE_CAPTION)
-    for name in table.columns:
-        shown.add_column(name, justify="right" if name in table.right else "left")
-    for row in table.rows:
-        shown.add_row(*row)
-    console.print(shown)
+    console.print(rich_table(table, console.width, caption=STYLE_CAPTION))
 
 
 @main.command("rank", help=RANK_HELP)
@@ -173,10 +161,10 @@ def _print_style(console: Console, table: TextTable) -> None:
 @click.option("--suggest", type=click.IntRange(min=1), metavar="N",
               help="Also list the N model pairs whose next judgments most reduce rank "
                    "uncertainty, with the tasks each was not judged on (--json: suggestions).")
-@click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False,
-                                                      path_type=Path),
+@click.option("--tasks", "tasks", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="With --suggest: a file whose task_id values a judgment may use "
-                   "(default: the task ids in BATTLES).")
+                   "(default: the task ids in BATTLES). Repeatable: their union.")
 def rank_command(
     battles: Path,
     output: Path | None,
@@ -200,7 +188,7 @@ def rank_command(
     control: Control | None,
     control_penalty: sc.Penalty,
     suggest: int | None,
-    tasks_path: Path | None,
+    tasks: tuple[Path, ...],
 ) -> None:
     """Bradley–Terry leaderboard of BATTLES (help text: :data:`RANK_HELP`)."""
     try:
@@ -215,7 +203,7 @@ def rank_command(
         model_a_col=model_a_col, model_b_col=model_b_col, winner_col=winner_col,
         weight_col=weight_col, skip_invalid=skip_invalid, control=control,
         control_penalty=control_penalty, suggest=suggest,
-        tasks_path=tasks_path,
+        tasks=tasks,
     )
     try:
         check_rank_settings(settings)

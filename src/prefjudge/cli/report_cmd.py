@@ -1,4 +1,4 @@
-"""``prefjudge report``: one self-contained HTML page (and Markdown) from scored records.
+"""``prefjudge report``: one self-contained HTML page (and Markdown with PNG files) from scores.
 
 The command parses its options into :class:`~prefjudge.testbed.report_run.ReportSettings`
 and calls :func:`~prefjudge.testbed.report_run.report_file`.
@@ -35,8 +35,8 @@ console = Console(stderr=True)
               help="HTML page to write (self-contained: plots embedded as base64 PNG; "
                    "- for stdout).")
 @click.option("--markdown", type=OutputFile(stdout_ok=True), default=None,
-              help="Also write the report as Markdown (plots embedded the same way; "
-                   "- for stdout).")
+              help="Also write the report as Markdown, its plots as PNG files beside it "
+                   "(NAME-SECTION.png, linked; - for stdout: the plots are left out).")
 @click.option("--paper", "paper_dir", type=click.Path(exists=True, file_okay=False,
                                                        path_type=Path),
               default=None, help="Folder of the SWE-IF paper's per-model CSVs: rebuild their "

@@ -7,11 +7,13 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.cli.display import progress_bars
+from prefjudge.cli.display import progress_bars, rich_table
 from prefjudge.cli.display import stdout as stdout_console
-from prefjudge.reporting import Advance, TextTable
+from prefjudge.reporting import Advance, TextTable, display_name, display_text
+
+MESSAGE_WIDTH = 2000
+"""Most characters of one note or warning shown (a 4 MiB model name inside one is cut)."""
 
 
 class ConsoleReporter:
@@ -30,28 +32,26 @@ class ConsoleReporter:
 
     def note(self, message: str) -> None:
         """Print the note as it is."""
-        self.console.print(escape(message), soft_wrap=True)
+        self.console.print(escape(display_text(message, MESSAGE_WIDTH)), soft_wrap=True)
 
     def warn(self, message: str) -> None:
         """Print the warning in yellow."""
-        self.console.print(f"[yellow]{escape(message)}[/yellow]", soft_wrap=True)
+        self.console.print(
+            f"[yellow]{escape(display_text(message, MESSAGE_WIDTH))}[/yellow]", soft_wrap=True
+        )
 
     @contextmanager
     def progress(self, description: str, total: int | None) -> Iterator[Advance]:
         """A transient progress bar on stderr (none when there is nothing to do, or no terminal)."""
         progress = progress_bars(self.console, disable=total == 0 or not self.console.is_terminal)
-        task = progress.add_task(escape(description), total=total)
+        task = progress.add_task(escape(display_name(description)), total=total)
         with progress:
             yield lambda n: progress.advance(task, n)
 
     def table(self, table: TextTable) -> None:
         """Print the table: a result on stdout, a note on the run on stderr."""
-        shown = Table(title=escape(table.title))
-        for column in table.columns:
-            shown.add_column(escape(column), justify="right" if column in table.right else "left")
-        for row in table.rows:
-            shown.add_row(*(escape(cell) for cell in row))
-        (self.stdout if table.result else self.console).print(shown)
+        console = self.stdout if table.result else self.console
+        console.print(rich_table(table, console.width))
 
 
 __all__ = ["ConsoleReporter"]

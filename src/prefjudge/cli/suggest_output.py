@@ -15,26 +15,25 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prefjudge.cli.display import rich_table
 from prefjudge.cli.streams import is_stdout, write_output
 from prefjudge.ranking.reports import dumps
 from prefjudge.ranking.run import suggestion_records
 from prefjudge.ranking.suggest import Suggestion
 from prefjudge.ranking.tables import suggestions_table as suggestions_text
 
-#: Columns that keep their text on one line.
-_NO_WRAP = frozenset({"#", "battles", "P(A wins)", "P(order wrong)", "value"})
 
+def suggestions_table(suggestions: Sequence[Suggestion], width: int) -> Table:
+    """The suggestions as a rich table, best first (cells as ``ranking.tables`` writes them).
 
-def suggestions_table(suggestions: Sequence[Suggestion]) -> Table:
-    """The suggestions as a rich table, best first (cells as ``ranking.tables`` writes them)."""
-    text = suggestions_text(suggestions)
-    table = Table(title=escape(text.title))
-    for name in text.columns:
-        table.add_column(name, justify="right" if name in text.right else "left",
-                         no_wrap=name in _NO_WRAP)
-    for row in text.rows:
-        table.add_row(*(escape(cell) for cell in row))
-    return table
+    Args:
+        suggestions: Best first.
+        width: The terminal's width in characters.
+
+    Returns:
+        The rich table (:func:`~prefjudge.cli.display.rich_table`).
+    """
+    return rich_table(suggestions_text(suggestions), width)
 
 
 def print_and_write_suggestions(
@@ -55,7 +54,7 @@ def print_and_write_suggestions(
     Raises:
         click.ClickException: When the JSON file cannot be written.
     """
-    console.print(suggestions_table(suggestions))
+    console.print(suggestions_table(suggestions, console.width))
     if json_path is not None:
         write_output(Path(json_path), dumps({"suggestions": suggestion_records(suggestions)}),
                      "--json")

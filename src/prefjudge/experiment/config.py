@@ -202,12 +202,16 @@ class JudgeSpec(BackendSpec):
     @model_validator(mode="after")
     def _budget_goes_with_suggest(self) -> JudgeSpec:
         if self.strategy == "suggest" and self.budget is None:
-            raise ValueError('strategy = "suggest" needs a budget: the judgments to spend '
-                             "in all, round 0 included")
+            raise ValueError(
+                'strategy = "suggest" needs a budget: the judgments to spend '
+                "in all, round 0 included"
+            )
         rounds_keys = sorted({"budget", "rounds", "seed_judgments"} & self.model_fields_set)
         if self.strategy == "all" and rounds_keys:
-            raise ValueError(f"{', '.join(rounds_keys)} apply to strategy = \"suggest\" only; "
-                             'with "all", pairs sets the judgments per model pair')
+            raise ValueError(
+                f'{", ".join(rounds_keys)} apply to strategy = "suggest" only; '
+                'with "all", pairs sets the judgments per model pair'
+            )
         return self
 
 
@@ -266,9 +270,12 @@ class Experiment(_Strict):
     @model_validator(mode="after")
     def _personas_need_plain_prompts(self) -> Experiment:
         if self.personas is not None and not (
-                "single" in self.generate.protocols and 0 in _ks(self.generate.ks)):
-            raise ValueError("[personas] compares with the answers to the original prompts: "
-                             "[generate] needs protocol 'single' and k = 0")
+            "single" in self.generate.protocols and 0 in _ks(self.generate.ks)
+        ):
+            raise ValueError(
+                "[personas] compares with the answers to the original prompts: "
+                "[generate] needs protocol 'single' and k = 0"
+            )
         return self
 
     @model_validator(mode="after")
@@ -278,9 +285,11 @@ class Experiment(_Strict):
             return self
         n_pairs = len(self.models) * (len(self.models) - 1) // 2
         if judge.budget < judge.seed_judgments * n_pairs:
-            raise ValueError(f"judge.budget = {judge.budget} is below round 0's "
-                             f"{judge.seed_judgments * n_pairs} judgments (seed_judgments = "
-                             f"{judge.seed_judgments} for each of the {n_pairs} model pairs)")
+            raise ValueError(
+                f"judge.budget = {judge.budget} is below round 0's "
+                f"{judge.seed_judgments * n_pairs} judgments (seed_judgments = "
+                f"{judge.seed_judgments} for each of the {n_pairs} model pairs)"
+            )
         return self
 
     @field_validator("models")
@@ -321,8 +330,7 @@ def _line_of(text: str, location: tuple[str | int, ...]) -> int:
             for _ in range(part):
                 found = table.search(text, start + 1)
                 start = found.start() if found else start
-    pattern = re.compile(rf"^[ \t]*(\[+[ \t]*)?{re.escape(keys[-1])}[ \t]*(=|\]|\.)",
-                         re.MULTILINE)
+    pattern = re.compile(rf"^[ \t]*(\[+[ \t]*)?{re.escape(keys[-1])}[ \t]*(=|\]|\.)", re.MULTILINE)
     match = pattern.search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else 0
 
@@ -339,11 +347,51 @@ def issue_at(path: Path, location: tuple[str | int, ...], message: str) -> Input
         The issue, with its line found as for a bad key (0 when the file cannot be read).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeError):
         text = ""
     where = ".".join(str(part) for part in location)
     return InputIssue(str(path), _line_of(text, location), where, message)
+
+
+_TOO_DEEP = (
+    "arrays or inline tables nested too deeply to read; an experiment file needs "
+    "no nesting beyond a list of names"
+)
+
+
+def _read_text(path: Path) -> str:
+    """The experiment file's text: UTF-8 (a BOM is allowed), else one message for a person.
+
+    Raises:
+        InputError: The file cannot be read, or is not UTF-8 (UTF-16 is named as such;
+            otherwise the line of the first bad byte).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError([InputIssue(str(path), 0, "", f"cannot read: {exc}")]) from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data:  # no TOML holds NUL
+        raise InputError(
+            [
+                InputIssue(
+                    str(path),
+                    0,
+                    "",
+                    "not UTF-8 text: it looks like UTF-16 (a "
+                    "byte-order mark or NUL bytes); save it as UTF-8",
+                )
+            ]
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        message = (
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1}); "
+            "save it as UTF-8"
+        )
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError([InputIssue(str(path), line, "", message)]) from None
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, Path]:
@@ -353,21 +401,22 @@ def load_experiment(path: str | Path) -> tuple[Experiment, Path]:
         The experiment and the folder that relative paths in it are relative to.
 
     Raises:
-        InputError: The file is not TOML, or a key is unknown, missing or mistyped (each
-            problem with the file, line and key).
+        InputError: The file is not UTF-8 TOML (or nests too deeply), or a key is
+            unknown, missing or mistyped (each problem with the file, line and key).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError([InputIssue(str(path), 0, "", f"cannot read: {exc}")]) from None
+    text = _read_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", 0) or 0
         raise InputError([InputIssue(str(path), line, "", f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise InputError([InputIssue(str(path), 0, "", _TOO_DEEP)]) from None
     try:
         experiment = Experiment.model_validate(data)
+    except RecursionError:
+        raise InputError([InputIssue(str(path), 0, "", _TOO_DEEP)]) from None
     except ValidationError as exc:
         issues = []
         for error in exc.errors():

@@ -47,7 +47,7 @@ from prefjudge.persona.run import (
 )
 from prefjudge.ranking.run import CorrelateSettings, RankSettings
 from prefjudge.scoring.run import ScoreSettings, ScoringEngine
-from prefjudge.scoring.sources import HUB_PREFIX, find_hub_dataset
+from prefjudge.scoring.sources import resolve_source
 from prefjudge.testbed.augment.run import SELECTOR_SAMPLING, AugmentSettings
 from prefjudge.testbed.generation import GenerateSettings
 from prefjudge.testbed.protocols import PROTOCOLS
@@ -72,6 +72,8 @@ class Stage:
         backend: The model backend it asks (None: no model); ``run`` opens each distinct
             backend once (:class:`prefjudge.backends.pool.BackendPool`).
         requests: Model requests a fresh run of it makes.
+        records: Records its output holds once done, that ``requests`` make (for what is
+            left of it: :func:`prefjudge.experiment.progress.requests_left`).
         bound: ``""`` when ``requests`` is exact, ``"≥"`` when it is a lower bound (the
             judge's refinement depends on ties, a rewrite may be tried again), ``"≤"``
             when an upper bound (persona stages run on the rewrites that were accepted;
@@ -86,6 +88,7 @@ class Stage:
     settings: Any = None
     backend: BackendConfig | None = None
     requests: int = 0
+    records: int = 0
     bound: str = ""
     inputs: list[Path] = field(default_factory=list)
     rounds: JudgeRounds | None = None
@@ -166,8 +169,14 @@ def generations_per_model(experiment: Experiment, n_tasks: int) -> int:
     return n_tasks * len(experiment.generate.protocols) * len(ks) * experiment.generate.samples
 
 
-def stage_backend(spec: BackendSpec, cache: Path, *, max_tokens: int | None = None,
-                  temperature: float | None = None, seed: int | None = None) -> BackendConfig:
+def stage_backend(
+    spec: BackendSpec,
+    cache: Path,
+    *,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    seed: int | None = None,
+) -> BackendConfig:
     """The backend configuration of one stage: the spec's backend, the experiment's cache.
 
     Only what the experiment file sets is set (so each stage's own sampling defaults apply
@@ -185,9 +194,14 @@ def stage_backend(spec: BackendSpec, cache: Path, *, max_tokens: int | None = No
         :meth:`BackendConfig.sampling`).
     """
     values: dict[str, Any] = {"kind": spec.backend, "cache": str(cache)}
-    for name, value in (("model", spec.model), ("base_url", spec.base_url),
-                        ("api_key_env", spec.api_key_env), ("max_tokens", max_tokens),
-                        ("temperature", temperature), ("seed", seed)):
+    for name, value in (
+        ("model", spec.model),
+        ("base_url", spec.base_url),
+        ("api_key_env", spec.api_key_env),
+        ("max_tokens", max_tokens),
+        ("temperature", temperature),
+        ("seed", seed),
+    ):
         if value is not None and value != "":
             values[name] = value
     return BackendConfig.model_validate(values)
@@ -200,21 +214,23 @@ def resolve(base: Path, value: str) -> str:
 
 
 def benchmark_source(base: Path, value: str) -> str:
-    """``[benchmark] source``: a hub name as it is, else a path relative to the file.
+    """``[benchmark] source`` as the stages are given it: the rule of ``score --tasks``.
 
-    ``hub:OWNER/NAME`` is always a hub name (checked, and never read from a local folder,
-    by :func:`prefjudge.scoring.sources.resolve_source`); a known hub id or alias
-    (``bigcodebench``) is one unless a file or folder of that name is beside the file.
+    :func:`prefjudge.scoring.sources.resolve_source` with paths relative to the experiment
+    file: a file or folder beside it (its full path), else ``hub:OWNER/NAME`` or a known hub
+    id or alias (``humanevalplus``, as it is).
+
+    Raises:
+        UnknownSourceError: When it names none of them (a misspelt name: the close known
+            names; a path: no such file or folder).
     """
-    if value.startswith(HUB_PREFIX):
-        return value
-    if find_hub_dataset(value) is not None and not (base / value).expanduser().exists():
-        return value
-    return resolve(base, value)
+    target = resolve_source(value, "tasks", base=base)
+    return str(target) if isinstance(target, Path) else value
 
 
-def build_plan(experiment: Experiment, base: Path, n_tasks: int,
-               score_engine: ScoringEngine | None = None) -> tuple[Path, list[Stage]]:
+def build_plan(
+    experiment: Experiment, base: Path, n_tasks: int, score_engine: ScoringEngine | None = None
+) -> tuple[Path, list[Stage]]:
     """Every stage of ``experiment``, in order, and its results folder.
 
     Args:
@@ -235,12 +251,29 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int,
         augment_backend = stage_backend(spec, cache, max_tokens=spec.max_tokens, seed=spec.seed)
         sampling = augment_backend.sampling(**SELECTOR_SAMPLING)
         augment_requests = n_tasks  # one choice per task; a reply that needs repair asks again
-    augment = AugmentSettings(source=benchmark_source(base, bench.source), output=augmented,
-                              selector=spec.selector, k=spec.k, seed=spec.seed,
-                              limit=bench.limit, split=bench.split or None,
-                              subset=bench.subset or None, sampling=sampling)
-    stages = [Stage("augment", "augment", augmented, augment, augment_backend,
-                    requests=augment_requests, bound="≥" if augment_requests else "")]
+    augment = AugmentSettings(
+        source=benchmark_source(base, bench.source),
+        output=augmented,
+        selector=spec.selector,
+        k=spec.k,
+        seed=spec.seed,
+        limit=bench.limit,
+        split=bench.split or None,
+        subset=bench.subset or None,
+        sampling=sampling,
+    )
+    stages = [
+        Stage(
+            "augment",
+            "augment",
+            augmented,
+            augment,
+            augment_backend,
+            requests=augment_requests,
+            records=n_tasks,
+            bound="≥" if augment_requests else "",
+        )
+    ]
     gen_files: dict[str, Path] = {}
     score_files: list[Path] = []
     chosen = experiment.generate.protocols
@@ -250,17 +283,43 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int,
         gens = root / "generations" / f"{model.slug()}.jsonl"
         gen_files[model.name] = gens
         backend = _model_backend(experiment, model, cache)
-        settings = GenerateSettings(augmented=augmented, output=gens, protocols=protocols, ks=ks,
-                                    samples=experiment.generate.samples, model_name=model.name,
-                                    sampling=backend.sampling())
-        stages.append(Stage("generate", f"generate {model.name}", gens, settings, backend,
-                            requests=generation_requests(experiment, n_tasks)))
+        settings = GenerateSettings(
+            augmented=augmented,
+            output=gens,
+            protocols=protocols,
+            ks=ks,
+            samples=experiment.generate.samples,
+            model_name=model.name,
+            sampling=backend.sampling(),
+        )
+        stages.append(
+            Stage(
+                "generate",
+                f"generate {model.name}",
+                gens,
+                settings,
+                backend,
+                requests=generation_requests(experiment, n_tasks),
+                records=n_tasks * len(protocols) * len(ks) * settings.samples,
+            )
+        )
     for model in experiment.models:
         scores = root / "scores" / f"{model.slug()}.jsonl"
         score_files.append(scores)
-        stages.append(Stage("score", f"score {model.name}", scores, ScoreSettings(
-            gen_files[model.name], output=scores, tasks=(str(augmented),), ci_seed=seed,
-            engine=score_engine)))
+        stages.append(
+            Stage(
+                "score",
+                f"score {model.name}",
+                scores,
+                ScoreSettings(
+                    gen_files[model.name],
+                    output=scores,
+                    tasks=(str(augmented),),
+                    ci_seed=seed,
+                    engine=score_engine,
+                ),
+            )
+        )
     merged_scores = root / "scores.jsonl"
     stages.append(Stage("merge-scores", "merge scores", merged_scores, inputs=score_files))
     judge = experiment.judge
@@ -271,58 +330,122 @@ def build_plan(experiment: Experiment, base: Path, n_tasks: int,
             per_pair = min(per_pair, int(judge.pairs))
         traits = method_traits(judge.method, judge.fallback)
         adaptive = judge.strategy == "suggest"
-        limit = min(judge.seed_judgments, per_pair) if adaptive else (
-            None if judge.pairs == "all" else int(judge.pairs))
-        judge_backend = (stage_backend(judge, cache, max_tokens=judge.max_tokens)
-                         if traits.needs_model else None)
-        judge_sampling = (judge_backend.sampling(**JUDGE_SAMPLING) if judge_backend is not None
-                          else Sampling(**JUDGE_SAMPLING))
+        limit = (
+            min(judge.seed_judgments, per_pair)
+            if adaptive
+            else (None if judge.pairs == "all" else int(judge.pairs))
+        )
+        judge_backend = (
+            stage_backend(judge, cache, max_tokens=judge.max_tokens) if traits.needs_model else None
+        )
+        judge_sampling = (
+            judge_backend.sampling(**JUDGE_SAMPLING)
+            if judge_backend is not None
+            else Sampling(**JUDGE_SAMPLING)
+        )
         judge_pairs = []
         for a, b in itertools.combinations(experiment.models, 2):
             out = root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
             judgment_files.append(out)
             settings = JudgeFileSettings(
-                inputs=(str(gen_files[a.name]), str(gen_files[b.name])), output=out,
-                method=judge.method, tasks=str(augmented),
+                inputs=(str(gen_files[a.name]), str(gen_files[b.name])),
+                output=out,
+                method=judge.method,
+                tasks=(str(augmented),),
                 tests=(str(augmented),) if traits.needs_tests else (),  # the tasks keep tests
                 criterion=judge.criterion if traits.needs_tests else None,
-                fallback=judge.fallback if _uses_fallback(traits, judge.method)
-                else "criteralign",
+                fallback=judge.fallback if _uses_fallback(traits, judge.method) else "criteralign",
                 guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
-                sampling=judge_sampling)
+                sampling=judge_sampling,
+            )
             judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
-            stages.append(Stage("judge", f"judge {a.name} vs {b.name}"
-                                + (" (round 0)" if adaptive else ""), out,
-                                replace(settings, limit=limit), judge_backend,
-                                requests=(limit if adaptive else per_pair) * traits.calls_per_pair,
-                                bound=traits.calls_bound))
+            stages.append(
+                Stage(
+                    "judge",
+                    f"judge {a.name} vs {b.name}" + (" (round 0)" if adaptive else ""),
+                    out,
+                    replace(settings, limit=limit),
+                    judge_backend,
+                    requests=(limit if adaptive else per_pair) * traits.calls_per_pair,
+                    records=limit if adaptive else per_pair,
+                    bound=traits.calls_bound,
+                )
+            )
         if adaptive:
-            stages.append(_rounds_stage(experiment, root, judge_pairs, per_pair,
-                                        traits.calls_per_pair))
+            stages.append(
+                _rounds_stage(experiment, root, judge_pairs, per_pair, traits.calls_per_pair)
+            )
         battles = root / "battles.jsonl"
         stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
         rank = experiment.rank
-        stages.append(Stage("rank", "rank", root / "ratings.csv", RankSettings(
-            battles, output=root / "ratings.csv", json_path=root / "ratings.json",
-            plot_path=root / "ratings.png", ties=rank.ties, alpha=rank.alpha,
-            n_resamples=rank.bootstrap, seed=seed)))
+        stages.append(
+            Stage(
+                "rank",
+                "rank",
+                root / "ratings.csv",
+                RankSettings(
+                    battles,
+                    output=root / "ratings.csv",
+                    json_path=root / "ratings.json",
+                    plot_path=root / "ratings.png",
+                    ties=rank.ties,
+                    alpha=rank.alpha,
+                    n_resamples=rank.bootstrap,
+                    seed=seed,
+                ),
+            )
+        )
     if experiment.correlate is not None:
         correlate = experiment.correlate
-        stages.append(Stage("correlate", "correlate", root / "correlation.csv", CorrelateSettings(
-            merged_scores, elo=Path(resolve(base, correlate.elo)),
-            output=root / "correlation.csv", json_path=root / "correlation.json",
-            elo_model_col=correlate.elo_model_col or None,
-            elo_col=correlate.elo_col or "rating")))
+        stages.append(
+            Stage(
+                "correlate",
+                "correlate",
+                root / "correlation.csv",
+                CorrelateSettings(
+                    merged_scores,
+                    elo=Path(resolve(base, correlate.elo)),
+                    output=root / "correlation.csv",
+                    json_path=root / "correlation.json",
+                    elo_model_col=correlate.elo_model_col or None,
+                    elo_col=correlate.elo_col or "rating",
+                ),
+            )
+        )
     if experiment.personas is not None:
         stages += _persona_stages(experiment, root, augmented, gen_files, n_tasks, cache)
     title = f"prefjudge — {experiment.experiment.name}"
-    stages.append(Stage("report", "report", root / "report.html", ReportSettings(
-        merged_scores, output=root / "report.html", n_resamples=experiment.report.bootstrap,
-        seed=seed, title=title, source_name=str(merged_scores))))
-    stages.append(Stage("leaderboard", "leaderboard", root / "leaderboard.csv",
-                        inputs=[*score_files, *judgment_files]))
-    stages.append(Stage("view", "view", root / "view.html",
-                        ViewSettings(root, output=root / "view.html", title=title)))
+    stages.append(
+        Stage(
+            "report",
+            "report",
+            root / "report.html",
+            ReportSettings(
+                merged_scores,
+                output=root / "report.html",
+                n_resamples=experiment.report.bootstrap,
+                seed=seed,
+                title=title,
+                source_name=str(merged_scores),
+            ),
+        )
+    )
+    stages.append(
+        Stage(
+            "leaderboard",
+            "leaderboard",
+            root / "leaderboard.csv",
+            inputs=[*score_files, *judgment_files],
+        )
+    )
+    stages.append(
+        Stage(
+            "view",
+            "view",
+            root / "view.html",
+            ViewSettings(root, output=root / "view.html", title=title),
+        )
+    )
     return root, stages
 
 
@@ -334,29 +457,49 @@ def _uses_fallback(traits: MethodTraits, method: str) -> bool:
 def _model_backend(experiment: Experiment, model: ModelSpec, cache: Path) -> BackendConfig:
     """A model's backend: its temperature and seed, its reply length or the experiment's."""
     max_tokens = model.max_tokens or experiment.generate.max_tokens
-    return stage_backend(model, cache, max_tokens=max_tokens, temperature=model.temperature,
-                         seed=model.seed)
+    return stage_backend(
+        model, cache, max_tokens=max_tokens, temperature=model.temperature, seed=model.seed
+    )
 
 
-def _rounds_stage(experiment: Experiment, root: Path, pairs: list[JudgePair], per_pair: int,
-                  calls: int) -> Stage:
+def _rounds_stage(
+    experiment: Experiment, root: Path, pairs: list[JudgePair], per_pair: int, calls: int
+) -> Stage:
     """The rounds of suggested pairs after round 0; the budget bounds their requests."""
     judge = experiment.judge
     assert judge is not None and judge.budget is not None
     seeded = min(judge.seed_judgments, per_pair) * len(pairs)
     budget = max(min(judge.budget, per_pair * len(pairs)), seeded)
-    rounds = JudgeRounds(budget=budget, rounds=judge.rounds, seeded=seeded, per_pair=per_pair,
-                         ties=experiment.rank.ties, alpha=experiment.rank.alpha,
-                         pairs=tuple(pairs))
+    rounds = JudgeRounds(
+        budget=budget,
+        rounds=judge.rounds,
+        seeded=seeded,
+        per_pair=per_pair,
+        ties=experiment.rank.ties,
+        alpha=experiment.rank.alpha,
+        pairs=tuple(pairs),
+    )
     # at most the budget's judgments; criteralign's calls per judgment vary (≥ 5)
     bound = "about" if judge.method == "criteralign" else "≤"
-    return Stage("judge-rounds", f"judge: {judge.rounds} rounds of suggested pairs",
-                 root / "judgments", requests=(budget - seeded) * calls, bound=bound,
-                 rounds=rounds)
+    return Stage(
+        "judge-rounds",
+        f"judge: {judge.rounds} rounds of suggested pairs",
+        root / "judgments",
+        requests=(budget - seeded) * calls,
+        records=budget - seeded,
+        bound=bound,
+        rounds=rounds,
+    )
 
 
-def _persona_stages(experiment: Experiment, root: Path, augmented: Path,
-                    gen_files: dict[str, Path], n_tasks: int, cache: Path) -> list[Stage]:
+def _persona_stages(
+    experiment: Experiment,
+    root: Path,
+    augmented: Path,
+    gen_files: dict[str, Path],
+    n_tasks: int,
+    cache: Path,
+) -> list[Stage]:
     """Per persona: rewrite, pick the original answers, generate, compare every pair."""
     spec = experiment.personas
     assert spec is not None
@@ -365,38 +508,85 @@ def _persona_stages(experiment: Experiment, root: Path, augmented: Path,
     for persona in spec.names:
         folder = root / "personas" / persona
         tasks = folder / "tasks.jsonl"
-        stages.append(Stage("persona-rewrite", f"persona {persona}: rewrite", tasks,
-                            RewriteSettings(augmented, persona, tasks,
-                                            max_attempts=spec.max_attempts,
-                                            sampling=backend.sampling(**REWRITE_SAMPLING)),
-                            backend, requests=2 * n_tasks, bound="≥"))
-        originals = {model.name: folder / "original" / f"{model.slug()}.jsonl"
-                     for model in experiment.models}
-        stages.append(Stage("persona-originals", f"persona {persona}: original answers",
-                            folder / "original", inputs=[tasks, *gen_files.values()]))
+        stages.append(
+            Stage(
+                "persona-rewrite",
+                f"persona {persona}: rewrite",
+                tasks,
+                RewriteSettings(
+                    augmented,
+                    persona,
+                    tasks,
+                    max_attempts=spec.max_attempts,
+                    sampling=backend.sampling(**REWRITE_SAMPLING),
+                ),
+                backend,
+                requests=2 * n_tasks,
+                records=n_tasks,
+                bound="≥",
+            )
+        )
+        originals = {
+            model.name: folder / "original" / f"{model.slug()}.jsonl" for model in experiment.models
+        }
+        stages.append(
+            Stage(
+                "persona-originals",
+                f"persona {persona}: original answers",
+                folder / "original",
+                inputs=[tasks, *gen_files.values()],
+            )
+        )
         generated = {}
         for model in experiment.models:
             out = folder / "generations" / f"{model.slug()}.jsonl"
             generated[model.name] = out
             model_backend = _model_backend(experiment, model, cache)
-            stages.append(Stage("generate", f"persona {persona}: generate {model.name}", out,
-                                GenerateSettings(augmented=tasks, output=out,
-                                                 protocols=("single",), ks=(0,),
-                                                 model_name=model.name,
-                                                 sampling=model_backend.sampling()),
-                                model_backend, requests=n_tasks, bound="≤"))
+            stages.append(
+                Stage(
+                    "generate",
+                    f"persona {persona}: generate {model.name}",
+                    out,
+                    GenerateSettings(
+                        augmented=tasks,
+                        output=out,
+                        protocols=("single",),
+                        ks=(0,),
+                        model_name=model.name,
+                        sampling=model_backend.sampling(),
+                    ),
+                    model_backend,
+                    requests=n_tasks,
+                    records=n_tasks,
+                    bound="≤",
+                )
+            )
         for a, b in itertools.combinations(experiment.models, 2):
             out = folder / f"{a.slug()}__{b.slug()}.jsonl"
-            stages.append(Stage(
-                "persona-compare", f"persona {persona}: {a.name} vs {b.name}", out,
-                CompareSettings(generated[a.name], generated[b.name], persona, tasks, out,
-                                original=(originals[a.name], originals[b.name]),
-                                original_tasks=augmented,
-                                original_judging=spec.original_judging,
-                                bootstrap=max(experiment.rank.bootstrap, 10),
-                                ci_seed=experiment.experiment.seed,
-                                sampling=backend.sampling(**COMPARE_SAMPLING)),
-                backend, requests=2 * 2 * n_tasks, bound="≤"))
+            stages.append(
+                Stage(
+                    "persona-compare",
+                    f"persona {persona}: {a.name} vs {b.name}",
+                    out,
+                    CompareSettings(
+                        generated[a.name],
+                        generated[b.name],
+                        persona,
+                        (tasks,),
+                        out,
+                        original=(originals[a.name], originals[b.name]),
+                        original_tasks=(augmented,),
+                        original_judging=spec.original_judging,
+                        bootstrap=max(experiment.rank.bootstrap, 10),
+                        ci_seed=experiment.experiment.seed,
+                        sampling=backend.sampling(**COMPARE_SAMPLING),
+                    ),
+                    backend,
+                    requests=2 * 2 * n_tasks,
+                    records=2 * n_tasks,
+                    bound="≤",
+                )
+            )
     return stages
 
 
@@ -408,15 +598,18 @@ def original_answers(tasks: Path, generations: Path, out: Path) -> int:
     """
     import json
 
-    kept = {json.loads(line)["task_id"] for line in tasks.read_text().splitlines()
-            if line.strip()}
+    kept = {json.loads(line)["task_id"] for line in tasks.read_text().splitlines() if line.strip()}
     lines = []
     for line in generations.read_text().splitlines():
         if not line.strip():
             continue
         record = json.loads(line)
-        if (record.get("task_id") in kept and record.get("protocol") == "single"
-                and record.get("k") == 0 and not record.get("error")):
+        if (
+            record.get("task_id") in kept
+            and record.get("protocol") == "single"
+            and record.get("k") == 0
+            and not record.get("error")
+        ):
             lines.append(line + "\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

@@ -36,8 +36,9 @@ from prefjudge.experiment.plan import (
     build_plan,
     original_answers,
 )
+from prefjudge.experiment.progress import requests_left
 from prefjudge.io import InputError, read_existing
-from prefjudge.journal import file_fingerprint
+from prefjudge.journal import file_fingerprint, output_choice
 from prefjudge.judge.run import judge_file
 from prefjudge.persona.run import compare_files, rewrite_file
 from prefjudge.ranking.run import correlate_file, rank_file, rank_tables
@@ -55,8 +56,12 @@ def count_tasks(experiment: Experiment, base: Path) -> int:
     bench = experiment.benchmark
     from prefjudge.scoring.sources import load_task_source
 
-    tasks = load_task_source(benchmark_source(base, bench.source), split=bench.split,
-                             subset=bench.subset, limit=bench.limit)
+    tasks = load_task_source(
+        benchmark_source(base, bench.source),
+        split=bench.split,
+        subset=bench.subset,
+        limit=bench.limit,
+    )
     return min(len(tasks), bench.limit or len(tasks))
 
 
@@ -77,17 +82,50 @@ def file_sha256(path: Path) -> str | None:
 
 
 def plan_table(stages: list[Stage], root: Path, *, result: bool = True) -> TextTable:
-    """The plan as a table: stage, output, model requests."""
-    rows, total, bounds = [], 0, set()
+    """The plan as a table: stage, output, the model requests left and those already done.
+
+    What is left is what a run would still ask (:func:`requests_left`: the records already
+    in a stage's output are not made again), so a finished experiment plans 0.
+
+    Args:
+        stages: The stages.
+        root: The results folder (outputs are shown relative to it).
+        result: Whether the table is the command's result (stdout) or progress.
+
+    Returns:
+        The table; its last row is the total.
+    """
+    rows, total, done, bounds = [], 0, 0, set()
     for index, stage in enumerate(stages, start=1):
-        shown = "—" if not stage.requests else f"{stage.bound} {stage.requests}".strip()
-        total += stage.requests
-        bounds.add(stage.bound)
-        rows.append([str(index), stage.label, str(stage.output.relative_to(root)), shown])
+        left = requests_left(stage)
+        shown = (
+            "—"
+            if not stage.requests
+            else f"{stage.bound if left.requests else ''} {left.requests}".strip()
+        )
+        total, done = total + left.requests, done + left.done
+        if left.requests:
+            bounds.add(stage.bound)
+        rows.append(
+            [
+                str(index),
+                stage.label,
+                str(stage.output.relative_to(root)),
+                shown,
+                str(left.done) if left.done else "—",
+            ]
+        )
     bound = "" if bounds <= {""} else ("≥" if bounds <= {"", "≥"} else "about")
-    rows.append(["", "total", "", f"{bound} {total}".strip()])
-    return TextTable(f"prefjudge run — plan ({root})", ["#", "stage", "output", "model requests"],
-                     rows, right=frozenset({"#", "model requests"}), result=result)
+    rows.append(["", "total", "", f"{bound} {total}".strip(), str(done)])
+    columns = ["#", "stage", "output", "model requests left", "done"]
+    return TextTable(
+        f"prefjudge run — plan ({root}): {bound + ' ' if bound else ''}{total} "
+        f"model requests left ({done} already done)",
+        columns,
+        rows,
+        right=frozenset({"#", columns[3], "done"}),
+        result=result,
+    )
 
 
 def _merge(inputs: list[Path], output: Path) -> int:
@@ -128,8 +166,9 @@ def settings_record(settings: Any) -> dict[str, Any] | None:
 
     def plain(value: Any) -> Any:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return {field.name: plain(getattr(value, field.name))
-                    for field in dataclasses.fields(value)}
+            return {
+                field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)
+            }
         if isinstance(value, Path):
             return str(value)
         if isinstance(value, dict):
@@ -143,9 +182,15 @@ def settings_record(settings: Any) -> dict[str, Any] | None:
     return plain(settings)
 
 
-def run_experiment(experiment: Experiment, base: Path, source_file: Path, reporter: Reporter,
-                   *, dry_run: bool = False,
-                   score_engine: ScoringEngine | None = None) -> dict[str, Any]:
+def run_experiment(
+    experiment: Experiment,
+    base: Path,
+    source_file: Path,
+    reporter: Reporter,
+    *,
+    dry_run: bool = False,
+    score_engine: ScoringEngine | None = None,
+) -> dict[str, Any]:
     """Run (or with ``dry_run`` only show) every stage of ``experiment``.
 
     Args:
@@ -186,35 +231,46 @@ def run_experiment(experiment: Experiment, base: Path, source_file: Path, report
     root.mkdir(parents=True, exist_ok=True)
     cache = root / "cache.sqlite"
     total_calls = 0
-    with BackendPool() as pool:
+    hint = f"give this run another [experiment] name or results folder in {source_file}"
+    with BackendPool() as pool, output_choice(hint):
         for index, stage in enumerate(stages, start=1):
-            reporter.note(f"[{index}/{len(stages)}] {stage.label} — model calls so far: "
-                          f"{total_calls}")
+            left = requests_left(stage)  # the plan's rule, now that the stages before ran
+            asks = f"{left.requests} model requests left, " if stage.requests else ""
+            reporter.note(
+                f"[{index}/{len(stages)}] {stage.label} — {asks}model calls so far: {total_calls}"
+            )
             stage.output.parent.mkdir(parents=True, exist_ok=True)
             before, started = cache_entries(cache), time.monotonic()
             try:
                 extra = _run_stage(stage, experiment, pool, reporter)
             except StageError as exc:
-                raise StageError(f"stage '{stage.label}' stopped: {exc}\nRun the experiment "
-                                 "again to resume.") from exc
+                raise StageError(
+                    f"stage '{stage.label}' stopped: {exc}\nRun the experiment again to resume."
+                ) from exc
             calls = cache_entries(cache) - before
             total_calls += calls
-            manifest["stages"].append({
-                "stage": stage.label, "kind": stage.kind,
-                "settings": settings_record(stage.settings),
-                "output": str(stage.output.relative_to(root)),
-                "sha256": file_sha256(stage.output), "records": _records(stage.output)
-                if stage.output.suffix == ".jsonl" else None,
-                "planned_requests": stage.requests, "planned_bound": stage.bound or "exact",
-                "model_calls": calls,
-                "seconds": round(time.monotonic() - started, 2),
-                **extra,
-            })
+            manifest["stages"].append(
+                {
+                    "stage": stage.label,
+                    "kind": stage.kind,
+                    "settings": settings_record(stage.settings),
+                    "output": str(stage.output.relative_to(root)),
+                    "sha256": file_sha256(stage.output),
+                    "records": _records(stage.output) if stage.output.suffix == ".jsonl" else None,
+                    "planned_requests": left.requests,
+                    "planned_bound": stage.bound or "exact",
+                    "requests_done_before": left.done,
+                    "model_calls": calls,
+                    "seconds": round(time.monotonic() - started, 2),
+                    **extra,
+                }
+            )
         manifest["backends_opened"] = pool.opened
     manifest["model_calls"] = total_calls
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    reporter.note(f"done: {root} — {total_calls} model calls this run, {pool.opened} model "
-                  f"backend(s) opened")
+    reporter.note(
+        f"done: {root} — {total_calls} model calls this run, {pool.opened} model backend(s) opened"
+    )
     return manifest
 
 
@@ -228,8 +284,9 @@ def _backend(pool: BackendPool, stage: Stage | JudgePair) -> Backend | None:
         raise StageError(str(exc)) from exc
 
 
-def _run_stage(stage: Stage, experiment: Experiment, pool: BackendPool,
-               reporter: Reporter) -> dict[str, Any]:
+def _run_stage(
+    stage: Stage, experiment: Experiment, pool: BackendPool, reporter: Reporter
+) -> dict[str, Any]:
     """Run one stage; return what the manifest adds for it (the rounds' log)."""
     kind, settings = stage.kind, stage.settings
     if kind == "augment":
@@ -241,9 +298,11 @@ def _run_stage(stage: Stage, experiment: Experiment, pool: BackendPool,
     elif kind == "judge":
         judge_file(settings, _backend(pool, stage), reporter)
     elif kind == "judge-rounds" and stage.rounds is not None:
+
         def judge_pair(pair: JudgePair, limit: int) -> None:
-            judge_file(dataclasses.replace(pair.settings, limit=limit), _backend(pool, pair),
-                       reporter)
+            judge_file(
+                dataclasses.replace(pair.settings, limit=limit), _backend(pool, pair), reporter
+            )
 
         return {"rounds": judge_in_rounds(stage.rounds, judge_pair, reporter)}
     elif kind == "rank":
@@ -286,7 +345,7 @@ def _leaderboard(experiment: Experiment, root: Path, reporter: Reporter) -> None
     models = [model.name for model in experiment.models]
     slugs = [model.slug() for model in experiment.models]
     judgments = sorted((root / "judgments").glob("*.jsonl")) if experiment.judge else []
-    current = {f"{a}__{b}.jsonl" for i, a in enumerate(slugs) for b in slugs[i + 1:]}
+    current = {f"{a}__{b}.jsonl" for i, a in enumerate(slugs) for b in slugs[i + 1 :]}
     rows = leaderboard.build(
         models,
         [root / "scores" / f"{slug}.jsonl" for slug in slugs],
@@ -310,18 +369,40 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def leaderboard_table(rows: list[dict[str, Any]], alpha: float) -> TextTable:
     """The merged leaderboard as a table."""
-    columns = ["model", "Elo [95% CI]", "rank range", "pass@1", "IF instr.", "IF task",
-               f"composite (α={alpha:g})", "battles", "errors"]
+    columns = [
+        "model",
+        "Elo [95% CI]",
+        "rank range",
+        "pass@1",
+        "IF instr.",
+        "IF task",
+        f"composite (α={alpha:g})",
+        "battles",
+        "errors",
+    ]
     shown = []
     for row in rows:
-        elo = "—" if row["elo"] is None else (
-            f"{row['elo']:.0f} [{_fmt(row['elo_lower'], 0)}, {_fmt(row['elo_upper'], 0)}]")
+        elo = (
+            "—"
+            if row["elo"] is None
+            else (f"{row['elo']:.0f} [{_fmt(row['elo_lower'], 0)}, {_fmt(row['elo_upper'], 0)}]")
+        )
         ranks = "—" if row["rank_lower"] is None else f"{row['rank_lower']}–{row['rank_upper']}"
         errors = f"{row['judge_errors']} judge, {row['generation_errors']} gen"
-        shown.append([row["model"], elo, ranks, _fmt(row["pass1"]), _fmt(row["if_instruction"]),
-                      _fmt(row["if_task"]), _fmt(row["composite"]), str(row["battles"]), errors])
-    return TextTable("prefjudge run — leaderboard", columns, shown,
-                     right=frozenset(columns[1:]))
+        shown.append(
+            [
+                row["model"],
+                elo,
+                ranks,
+                _fmt(row["pass1"]),
+                _fmt(row["if_instruction"]),
+                _fmt(row["if_task"]),
+                _fmt(row["composite"]),
+                str(row["battles"]),
+                errors,
+            ]
+        )
+    return TextTable("prefjudge run — leaderboard", columns, shown, right=frozenset(columns[1:]))
 
 
 __all__ = ["count_tasks", "leaderboard_table", "plan_table", "run_experiment"]

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefjudge.records import Verdict
+from prefjudge.records import NO_EVIDENCE, Verdict
 from prefjudge.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
 LABELS = ("A", "B", "tie")
@@ -57,6 +57,10 @@ COST_FIELDS = (
 COMPARE_COLUMNS = [
     "n",
     "errors",
+    "undecided",
+    "accuracy_all_half",
+    "all_lo",
+    "all_hi",
     "accuracy",
     "acc_lo",
     "acc_hi",
@@ -182,7 +186,9 @@ def evaluate_verdicts(
         A JSON-serialisable dict with keys:
 
         * ``methods``: the distinct methods among the labelled verdicts (sorted);
-        * ``n`` (labelled pairs), ``n_ok`` (judged), ``n_error``, ``n_unlabelled``;
+        * ``n`` (labelled pairs), ``n_ok`` (judged), ``n_error``, ``n_unlabelled``,
+          ``n_undecided`` (judged pairs that are ties nothing decided: the evidence had no
+          fact for them, ``decided_by`` ``evidence:none``; they count as ties);
         * ``accuracy`` and ``accuracy_ci`` (``[lower, upper]``), ``accuracy_ties_half`` and
           ``accuracy_ties_half_ci``, ``accuracy_all_half`` and ``accuracy_all_half_ci``;
         * ``decided_by``: which path decided the verdicts (evidence and hybrid; see
@@ -228,12 +234,19 @@ def evaluate_verdicts(
         accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
         half_ci = _percentile_ci(half[idx].mean(axis=1))
     # over every labelled pair: an error (the judge could not decide) scores like a tie
-    every = np.array([
-        (1.0 if v.preferred == v.label else (0.5 if v.preferred == "tie" and v.label != "tie"
-                                             else 0.0)) if _judged(v)
-        else (0.5 if v.label != "tie" else 0.0)
-        for v in labelled
-    ], dtype=float)
+    every = np.array(
+        [
+            (
+                1.0
+                if v.preferred == v.label
+                else (0.5 if v.preferred == "tie" and v.label != "tie" else 0.0)
+            )
+            if _judged(v)
+            else (0.5 if v.label != "tie" else 0.0)
+            for v in labelled
+        ],
+        dtype=float,
+    )
     every_ci = None
     if every.size and n_resamples > 0:
         every_idx = resample_indices(every.size, n_resamples, seed)
@@ -267,6 +280,7 @@ def evaluate_verdicts(
         "n_ok": n_ok,
         "n_error": len(labelled) - n_ok,
         "n_unlabelled": len(verdicts) - len(labelled),
+        "n_undecided": sum(v.decided_by == NO_EVIDENCE for v in judged),
         "accuracy": accuracy,
         "accuracy_ci": accuracy_ci,
         "accuracy_ties_half": float(half.mean()) if n_ok else None,
@@ -310,8 +324,11 @@ def _decided_by(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     counts = Counter(paths)
     by_llm = [v for v in verdicts if v.decided_by == "llm"]
     per_llm = _ratio(sum(v.cost.model_calls for v in by_llm), len(by_llm))
-    decided = sum(1 for v in verdicts if v.decided_by and v.decided_by.startswith("evidence:")
-                  and v.preferred in ("A", "B"))
+    decided = sum(
+        1
+        for v in verdicts
+        if v.decided_by and v.decided_by.startswith("evidence:") and v.preferred in ("A", "B")
+    )
     return {
         "counts": dict(sorted(counts.items())),
         "evidence_share": _ratio(decided, len(verdicts)),
@@ -343,8 +360,11 @@ def evaluate_by_split(
         name = split_of.get(verdict.pair_id)
         if name is not None:
             groups[name].append(verdict)
-    return {name: evaluate_verdicts(members, n_resamples=n_resamples, seed=seed)
-            for name, members in groups.items() if members}
+    return {
+        name: evaluate_verdicts(members, n_resamples=n_resamples, seed=seed)
+        for name, members in groups.items()
+        if members
+    }
 
 
 def _nan(value: float | None) -> float:
@@ -360,7 +380,10 @@ def compare_methods(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
 
     Returns:
         One row per method (index ``method``, in the order given) with columns ``n``,
-        ``errors``, ``accuracy``, ``acc_lo``, ``acc_hi``, ``macro_f1``, ``f1_lo``, ``f1_hi``,
+        ``errors``, ``undecided`` (ties nothing decided), ``accuracy_all_half``, ``all_lo``,
+        ``all_hi`` (over every labelled pair, ties and errors half: the headline figure),
+        ``accuracy``, ``acc_lo``, ``acc_hi`` (strict: over the judged pairs, a tie
+        wrong), ``macro_f1``, ``f1_lo``, ``f1_hi``,
         ``position_consistency``, ``tie_rate``, ``criterion_inconsistency``,
         ``calls_per_pair`` (model calls per labelled pair), ``tokens_per_pair`` (prompt plus
         completion tokens per labelled pair) and ``cache_hits`` (total). Undefined values
@@ -376,10 +399,15 @@ def compare_methods(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
             if per_pair["prompt_tokens"] is None
             else per_pair["prompt_tokens"] + per_pair["completion_tokens"]
         )
+        all_ci = result.get("accuracy_all_half_ci") or [None, None]
         rows.append(
             {
                 "n": int(result["n"]),
                 "errors": int(result["n_error"]),
+                "undecided": int(result.get("n_undecided", 0)),
+                "accuracy_all_half": _nan(result["accuracy_all_half"]),
+                "all_lo": _nan(all_ci[0]),
+                "all_hi": _nan(all_ci[1]),
                 "accuracy": _nan(result["accuracy"]),
                 "acc_lo": _nan(acc_ci[0]),
                 "acc_hi": _nan(acc_ci[1]),
@@ -397,7 +425,7 @@ def compare_methods(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(
         rows, columns=COMPARE_COLUMNS, index=pd.Index(list(results), name="method")
     )
-    return frame.astype({"n": int, "errors": int, "cache_hits": int})
+    return frame.astype({"n": int, "errors": int, "undecided": int, "cache_hits": int})
 
 
 def _by_pair(verdicts: Iterable[Verdict], which: str) -> dict[str, Verdict]:

@@ -10,7 +10,7 @@ verdict file (``verdicts-<method>[-<guidance>].jsonl``) and writes the compariso
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from prefjudge.features import tokenizer_for
 from prefjudge.judge import JudgeSettings, method_traits
 from prefjudge.judge.bias import bias_diagnostics
 from prefjudge.judge.evaluation import compare_methods, evaluate_by_split, evaluate_verdicts
+from prefjudge.judge.facts.coverage import check_coverage
 from prefjudge.judge.guidance import Guidance
 from prefjudge.judge.heldout import (
     GuidanceLeakageError,
@@ -162,7 +163,8 @@ def prepare_judge_eval(settings: JudgeEvalSettings, reporter: Reporter) -> Prepa
     Raises:
         JudgeOptionError: On options or arguments given wrongly (the error names them).
         StageError: On sources that cannot be read, no labelled pair, guidance that cannot
-            be used or that was built from the pairs evaluated on.
+            be used or that was built from the pairs evaluated on, or pairs a method's
+            evidence cannot decide (unless ``allow_undecided``).
     """
     read, split_of = read_labelled_splits(
         settings.sources,
@@ -187,8 +189,24 @@ def prepare_judge_eval(settings: JudgeEvalSettings, reporter: Reporter) -> Prepa
         )
     if settings.limit:
         pairs = first_of_each_split(pairs, split_of, settings.limit)
-    judges = {method: judge_settings(settings, method, guidance) for method in settings.methods}
+    judges = {method: _judge_settings(settings, method, guidance) for method in settings.methods}
+    for judge in judges.values():
+        check_coverage(pairs, judge, reporter, allow_undecided=settings.allow_undecided)
     return PreparedEvaluation(read, split_of, pairs, guidance, judges)
+
+
+def _judge_settings(
+    settings: JudgeEvalSettings, method: str, guidance: Guidance | None
+) -> JudgeSettings:
+    """One method's judge settings; ``--tests`` and ``--criterion`` go to those that use them.
+
+    When another method evaluated beside it runs tests, a method that runs none ignores
+    them (they are given for that one); else they are refused for it as for ``judge``.
+    """
+    others = any(method_traits(m, settings.fallback).needs_tests for m in settings.methods)
+    if others and not method_traits(method, settings.fallback).needs_tests:
+        settings = replace(settings, tests=(), criterion=None)
+    return judge_settings(settings, method, guidance)
 
 
 def evaluate_judges(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
 from prefjudge.judge.evaluation import evaluate_verdicts
+from prefjudge.judge.facts.coverage import check_coverage
 from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
 from prefjudge.judge.prompts import TemplateError
 from prefjudge.judge.settings import (
@@ -42,7 +43,7 @@ from prefjudge.judge.settings import (
     open_guidance,
 )
 from prefjudge.paths import data_dir
-from prefjudge.records import Pair, Verdict
+from prefjudge.records import Pair, Task, Verdict
 from prefjudge.reporting import Reporter, StageError
 from prefjudge.stats import DEFAULT_RESAMPLES
 
@@ -354,7 +355,8 @@ class JudgeFileSettings(JudgeOptions):
         output: The verdict JSONL (appended; a rerun resumes).
         method: The judging method.
         pairs_format: Format of a pair file (``--pairs-format``).
-        tasks: A task source giving the instructions of two generation files (``--tasks``).
+        tasks: Task sources giving the instructions of two generation files (``--tasks``,
+            repeatable: merged by task id, as ``prefjudge score`` merges them).
         split: Split of a hub dataset or folder among the sources.
         subset: Subset of a hub dataset among the sources.
         scored_a: ``prefjudge score`` output for side A (its evidence; implies
@@ -372,7 +374,7 @@ class JudgeFileSettings(JudgeOptions):
     output: Path
     method: JudgeMethodName = "criteralign"
     pairs_format: PairFormatName = "auto"
-    tasks: str | None = None
+    tasks: tuple[str, ...] = ()
     split: str | None = None
     subset: str | None = None
     scored_a: Path | None = None
@@ -439,7 +441,8 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
 
     Raises:
         JudgeOptionError: On options or arguments given wrongly (the error names them).
-        StageError: On inputs that cannot be read, or no pairs to judge.
+        StageError: On inputs that cannot be read, no pairs to judge, or pairs the
+            evidence cannot decide (unless ``allow_undecided``).
     """
     if len(settings.inputs) > 2:
         raise JudgeOptionError("give one pair file, or two generation files")
@@ -469,6 +472,7 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
     judge = judge_settings(options, settings.method, open_guidance(settings.guidance))
     if not pairs:
         raise StageError(f"{', '.join(settings.inputs)}: no pairs to judge")
+    check_coverage(pairs, judge, reporter, allow_undecided=settings.allow_undecided)
     return PreparedJudging(
         pairs=pairs,
         judge=judge,
@@ -561,7 +565,8 @@ class PairSettings(JudgeOptions):
         response_b: Response B (its text).
         method: The judging method.
         task_id: ``evidence``/``hybrid``: the task both responses answer (its tests come
-            from ``tests``); None names the pair's task ``pair``.
+            from ``tests``); None: the task of ``tests`` whose prompt the instruction is
+            (:func:`find_task`), or ``pair`` without tests.
     """
 
     instruction: str
@@ -571,20 +576,122 @@ class PairSettings(JudgeOptions):
     task_id: str | None = None
 
 
-def prepare_pair(settings: PairSettings) -> JudgeSettings:
+@dataclass(frozen=True)
+class PreparedPair:
+    """What :func:`prepare_pair` checked, for :func:`judge_pair`.
+
+    Attributes:
+        judge: The judge settings.
+        pair: The pair to judge (its task id given, or found from its instruction).
+    """
+
+    judge: JudgeSettings
+    pair: Pair
+
+
+def prepare_pair(settings: PairSettings, reporter: Reporter) -> PreparedPair:
     """Check the options of :func:`judge_pair` before any model is opened.
+
+    For a method that runs tests, the pair's task is ``task_id``, else the task of
+    ``tests`` whose prompt the instruction is (:func:`find_task`; a note says which).
 
     Args:
         settings: The pair and how to judge it.
+        reporter: Where notes and warnings go.
 
     Returns:
-        The judge settings, for :func:`judge_pair`.
+        The judge settings and the pair, for :func:`judge_pair`.
 
     Raises:
-        JudgeOptionError: On options given wrongly (the error names them).
-        StageError: On templates, guidance or tests that cannot be used.
+        JudgeOptionError: On options given wrongly (the error names them), a ``--task-id``
+            that is not among the ``--tests`` tasks, or an instruction that names no one
+            task of them (the error says to add ``--task-id``).
+        StageError: On templates, guidance or tests that cannot be used, or a pair the
+            evidence cannot decide (unless ``allow_undecided``).
     """
-    return judge_settings(settings, settings.method, open_guidance(settings.guidance))
+    judge = judge_settings(settings, settings.method, open_guidance(settings.guidance))
+    task_id = settings.task_id
+    if judge.tests:
+        if task_id is None:
+            task_id = find_task(settings.instruction, judge.tests)
+            reporter.note(f"task: {task_id} (its prompt is the instruction; --task-id overrides)")
+        elif task_id not in judge.tests:
+            raise JudgeOptionError(
+                f"task {task_id!r} is not among the {len(judge.tests)} tasks of --tests "
+                f"(e.g. {_some_ids(judge.tests)})",
+                "--task-id",
+            )
+    pair = Pair(
+        pair_id="pair",
+        task_id=task_id or "pair",
+        instruction=settings.instruction,
+        response_a=settings.response_a,
+        response_b=settings.response_b,
+    )
+    check_coverage([pair], judge, reporter, allow_undecided=settings.allow_undecided)
+    return PreparedPair(judge, pair)
+
+
+def _some_ids(ids: Collection[str], n: int = 3) -> str:
+    return ", ".join(list(ids)[:n]) + (", ..." if len(ids) > n else "")
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def find_task(instruction: str, tasks: Mapping[str, Task]) -> str:
+    """The id of the task whose prompt ``instruction`` is (whitespace aside).
+
+    A task matches when its prompt (or the prompt a completion continues, or the
+    instruction-style prompt) equals the instruction, or, failing that, when exactly one
+    task's prompt holds the instruction or is held by it (at least 40 characters of it).
+
+    Args:
+        instruction: The pair's instruction.
+        tasks: The ``--tests`` tasks by id.
+
+    Returns:
+        The task id.
+
+    Raises:
+        JudgeOptionError: Naming ``--task-id`` when no task, or several, match.
+    """
+    text = _words(instruction)
+    prompts = {
+        task_id: {
+            _words(p)
+            for p in (
+                task.prompt,
+                *(
+                    task.metadata.get(k)
+                    for k in ("complete_prompt", "instruct_prompt", "raw_prompt")
+                ),
+            )
+            if isinstance(p, str) and p.strip()
+        }
+        for task_id, task in tasks.items()
+    }
+    found = [t for t, texts in prompts.items() if text in texts]
+    if not found and len(text) >= 40:
+        found = [
+            t
+            for t, texts in prompts.items()
+            if any(text in p or (len(p) >= 40 and p in text) for p in texts)
+        ]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise JudgeOptionError(
+            f"the instruction is the prompt of {len(found)} tasks of --tests "
+            f"({_some_ids(found)}): name one with --task-id",
+            "--task-id",
+        )
+    raise JudgeOptionError(
+        f"the instruction is the prompt of none of the {len(tasks)} tasks of --tests "
+        f"(e.g. {_some_ids(tasks)}): name the task both responses answer with --task-id",
+        "--task-id",
+    )
 
 
 def judge_pair(
@@ -592,7 +699,7 @@ def judge_pair(
     backend: Backend | None,
     reporter: Reporter,
     *,
-    prepared: JudgeSettings | None = None,
+    prepared: PreparedPair | None = None,
 ) -> Verdict:
     """Judge one pair of responses: what ``prefjudge pair`` does (nothing is written).
 
@@ -600,7 +707,7 @@ def judge_pair(
         settings: The pair and how to judge it (its ``chunk_size`` is not used).
         backend: The open judge model (the caller closes it), or None for a method that
             asks none (``evidence``, which always judges with :class:`NoModel`).
-        reporter: Where progress goes.
+        reporter: Where notes and progress go.
         prepared: What :func:`prepare_pair` returned for these settings, when the caller
             checked them first; None checks them now.
 
@@ -609,17 +716,14 @@ def judge_pair(
 
     Raises:
         JudgeOptionError: On options given wrongly (the error names them).
-        StageError: On templates, guidance or tests that cannot be used, a method that asks
-            a model given none, or a backend that cannot work at all.
+        StageError: On templates, guidance or tests that cannot be used, a pair the
+            evidence cannot decide (unless ``allow_undecided``), a method that asks a
+            model given none, or a backend that cannot work at all.
     """
-    judge = prepared if prepared is not None else prepare_pair(settings)
+    if prepared is None:
+        prepared = prepare_pair(settings, reporter)
     model = model_for(settings.method, settings.fallback, backend)
-    pair = Pair(
-        pair_id="pair",
-        task_id=settings.task_id or "pair",
-        instruction=settings.instruction,
-        response_a=settings.response_a,
-        response_b=settings.response_b,
-    )
-    [verdict] = run_judging([pair], None, judge, model, reporter, chunk_size=1).verdicts
+    [verdict] = run_judging(
+        [prepared.pair], None, prepared.judge, model, reporter, chunk_size=1
+    ).verdicts
     return verdict

@@ -29,7 +29,8 @@ from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.records import JudgeMethodName, Task
 from prefjudge.reporting import StageError
-from prefjudge.scoring.sources import SourceError, UnknownSourceError, open_task_source
+from prefjudge.scoring.sources import SourceError, UnknownSourceError
+from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
 
 ModelMethodName = Literal["criteralign", "monolithic", "pointwise"]
 """A method that only asks a judge model: what ``hybrid`` may fall back on."""
@@ -79,10 +80,11 @@ def source_error(exc: SourceError, option: str) -> StageError:
         option: The option or argument that named the source (``--tasks``, ``PAIRS``).
 
     Returns:
-        A :class:`JudgeOptionError` naming ``option`` for an unknown name, split or subset;
-        a plain :class:`StageError` when the source is known but cannot be used (the hub).
+        A :class:`JudgeOptionError` naming ``option`` for an unknown name, split or subset,
+        or a task in two sources; a plain :class:`StageError` when the source is known but
+        cannot be used (the hub).
     """
-    if isinstance(exc, UnknownSourceError):
+    if isinstance(exc, UnknownSourceError | RepeatedTaskError):
         return JudgeOptionError(str(exc), option)
     return StageError(str(exc))
 
@@ -98,6 +100,9 @@ class JudgeOptions:
             order (``correctness,efficiency``); None: the pair's own, else the default order.
         tests: ``evidence``/``hybrid``: task sources (files, folders or hub datasets) whose
             tests and inputs the evidence runs, by task id (``--tests``).
+        allow_undecided: ``evidence``/``hybrid``: judge even when the evidence cannot
+            decide the pairs (``--allow-undecided``; see
+            :func:`prefjudge.judge.facts.coverage.check_coverage`).
         guidance: An HPAG guidance folder, or None (``--guidance``).
         evidence: Give the judge the pairs' deterministic evidence (``--evidence``).
         min_criteria: Fewest criteria to ask for (criteralign, pointwise).
@@ -115,6 +120,7 @@ class JudgeOptions:
     fallback: ModelMethodName = "criteralign"
     criterion: str | None = None
     tests: tuple[str, ...] = ()
+    allow_undecided: bool = False
     guidance: Path | None = None
     evidence: bool = False
     min_criteria: int = 16
@@ -187,6 +193,9 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
 def load_tests(sources: Sequence[str]) -> dict[str, Task]:
     """Tasks by id from ``--tests`` sources (files, folders or hub datasets), merged.
 
+    Read as ``prefjudge score`` reads its ``--tasks``
+    (:func:`prefjudge.scoring.task_sources.load_task_sources`).
+
     Args:
         sources: The sources, in order.
 
@@ -194,22 +203,16 @@ def load_tests(sources: Sequence[str]) -> dict[str, Task]:
         Every source's tasks by ``task_id``.
 
     Raises:
-        JudgeOptionError: When a source names no file, folder or known hub dataset.
-        StageError: When a source cannot be read, or two give the same task.
+        JudgeOptionError: When a source names no file, folder or known hub dataset, or two
+            give the same task.
+        StageError: When a source cannot be read.
     """
-    tasks: dict[str, Task] = {}
-    for source in sources:
-        try:
-            loaded, _where = open_task_source(source)
-        except SourceError as exc:
-            raise source_error(exc, "--tests") from exc
-        except InputError as exc:
-            raise StageError(str(exc)) from exc
-        for task_id, task in loaded.items():
-            if task_id in tasks:
-                raise StageError(f"--tests: task {task_id!r} is in two sources")
-            tasks[task_id] = task
-    return tasks
+    try:
+        return load_task_sources(sources, option="--tests").tasks
+    except SourceError as exc:
+        raise source_error(exc, "--tests") from exc
+    except InputError as exc:
+        raise StageError(str(exc)) from exc
 
 
 def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[str, Any]:

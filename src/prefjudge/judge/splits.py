@@ -66,7 +66,7 @@ def read_labelled_splits(
             name += "'"
         names.append(name)
         read = read_pair_inputs(
-            (source,), None, fmt, skip_invalid, reporter, split=split, subset=subset
+            (source,), (), fmt, skip_invalid, reporter, split=split, subset=subset
         )
         for pair in read.pairs:
             if len(sources) > 1:

@@ -5,9 +5,9 @@ closes it, and shows its usage) and a :class:`~prefjudge.reporting.Reporter`; it
 prints. ``prefjudge persona ...`` and ``prefjudge run`` both call them::
 
     outcome = rewrite_file(RewriteSettings(tasks, "beginner", out), backend, reporter)
-    compared = compare_files(CompareSettings(gen_a, gen_b, "beginner", out_tasks, cmp_out,
+    compared = compare_files(CompareSettings(gen_a, gen_b, "beginner", (out_tasks,), cmp_out,
                                              original=(orig_a, orig_b),
-                                             original_tasks=tasks), backend, reporter)
+                                             original_tasks=(tasks,)), backend, reporter)
 
 A failure a person must act on (a bad input file, an unknown persona, an output made with
 other settings) raises :class:`~prefjudge.reporting.StageError`; records already written
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pandas.api.types import is_numeric_dtype
 from pydantic import ValidationError
 
 from prefjudge.backends import Backend, Sampling
@@ -51,6 +50,8 @@ from prefjudge.persona.summary import RewriteSummary, summarize_rewrites
 from prefjudge.plots.persona import plot_flips
 from prefjudge.records import Persona, PersonaComparison, Task
 from prefjudge.reporting import Reporter, StageError, TextTable
+from prefjudge.scoring.sources import SourceError
+from prefjudge.scoring.task_sources import load_task_sources
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.stats import DEFAULT_SEED
 
@@ -82,17 +83,6 @@ def _tasks(path: Path) -> list[Task]:
         return list(load_tasks(path).values())
     except InputError as exc:
         raise StageError(str(exc)) from exc
-
-
-def _frame_table(frame: pd.DataFrame, title: str) -> TextTable:
-    """A DataFrame as a result table: floats with three decimals, numbers aligned right."""
-    columns = [str(column) for column in frame.columns]
-    right = frozenset(str(c) for c in frame.columns if is_numeric_dtype(frame[c]))
-    rows = [
-        [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row]
-        for row in frame.itertuples(index=False)
-    ]
-    return TextTable(title=title, columns=columns, rows=rows, right=right)
 
 
 # -- profile -----------------------------------------------------------------------------------
@@ -361,19 +351,44 @@ class FlipsOutcome:
     png_file: Path
 
 
-SHOWN_COLUMNS = [
-    "dimension",
-    "orig_win_rate",
-    "orig_lo",
-    "orig_hi",
-    "persona_win_rate",
-    "persona_lo",
-    "persona_hi",
-    "diff",
-    "flip",
-    "significant_flip",
-]
-"""The columns of the flip table shown to a person (the CSV holds every column)."""
+SHOWN_COLUMNS = ["dimension", "original [95% CI]", "persona [95% CI]", "difference", "flip"]
+"""The columns of the flip table shown to a person (the CSV holds every column, by name:
+``orig_win_rate, orig_lo, orig_hi, persona_win_rate, ..., diff, flip, significant_flip``)."""
+
+
+def _rate(value: float, lower: float, upper: float) -> str:
+    if pd.isna(value):
+        return "–"
+    if pd.isna(lower) or pd.isna(upper):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lower:.3f}, {upper:.3f}]"
+
+
+def flips_table(frame: pd.DataFrame, title: str) -> TextTable:
+    """The flip table as a person reads it: each win rate with its interval in one cell.
+
+    Args:
+        frame: Output of :func:`prefjudge.persona.flips.flip_table`.
+        title: The table's title.
+
+    Returns:
+        The table (:data:`SHOWN_COLUMNS`); a flip is ``yes``, or ``yes, outside the
+        intervals`` when significant; ``–`` marks a rate with no trials.
+    """
+    rows = []
+    for row in frame.itertuples(index=False):
+        flip = "yes, outside the intervals" if row.significant_flip else "yes" if row.flip else "no"
+        diff = "–" if pd.isna(row.diff) else f"{row.diff:+.3f}"
+        rows.append(
+            [
+                str(row.dimension),
+                _rate(row.orig_win_rate, row.orig_lo, row.orig_hi),
+                _rate(row.persona_win_rate, row.persona_lo, row.persona_hi),
+                diff,
+                flip,
+            ]
+        )
+    return TextTable(title, SHOWN_COLUMNS, rows, right=frozenset(SHOWN_COLUMNS[1:4]))
 
 
 def write_flips(
@@ -402,7 +417,7 @@ def write_flips(
     dims = [d.id for d in load_dimensions()]
     frame = flip_table(comparisons, n_resamples=bootstrap, seed=ci_seed, dimensions=dims)
     x, y = frame["model_x"].iloc[0], frame["model_y"].iloc[0]
-    table = _frame_table(frame[SHOWN_COLUMNS], f"{title}: win rate of {x} over {y} (ties half)")
+    table = flips_table(frame, f"{title}: win rate of {x} over {y} (ties half)")
     summary = flips_summary(frame)
     json_file = prefix.with_name(prefix.name + ".flips.json")
     csv_file = prefix.with_name(prefix.name + ".flips.csv")
@@ -454,13 +469,24 @@ def flips_file(settings: FlipsSettings, reporter: Reporter) -> FlipsOutcome:
         The shown table, the summary and the files written.
 
     Raises:
-        StageError: When the file holds an invalid comparison, or more than two models.
+        StageError: When the file holds an invalid comparison or more than two models, or
+            lacks the comparisons of one condition (it is empty, or was made without the
+            original prompts): a flip needs both.
     """
     del reporter
     try:
         rows = [row for _, row in read_records(settings.comparisons, PersonaComparison)[0]]
     except InputError as exc:
         raise StageError(str(exc)) from exc
+    if not rows:
+        raise StageError(f"{settings.comparisons}: no comparisons in the file (it is empty)")
+    missing = sorted({"original", "persona"} - {row.condition for row in rows})
+    if missing:
+        raise StageError(
+            f"{settings.comparisons}: no comparison with condition {missing[0]!r}: flips "
+            "compare the original prompts with the persona's, so the file needs both "
+            "(persona compare writes both when given --original)"
+        )
     personas = sorted({c.persona for c in rows if c.condition == "persona" and c.persona})
     base = settings.prefix if settings.prefix else settings.comparisons.with_suffix("")
     try:
@@ -486,11 +512,12 @@ class CompareSettings:
         gen_a: Model A's generations for the persona's prompts.
         gen_b: Model B's generations for the same prompts.
         persona: A built-in persona's name or a persona YAML file.
-        tasks: The persona's rewritten tasks (the prompts GEN_A and GEN_B answered).
+        tasks: The persona's rewritten tasks (the prompts GEN_A and GEN_B answered): one
+            file or several (``--tasks``, repeatable), merged by task id.
         output: Comparisons JSONL (a journal: rerunning resumes).
         original: The same two models' generations on the original prompts (ORIG_A,
             ORIG_B), or None to compare the persona prompts only (then no flips).
-        original_tasks: The original tasks (required with ``original``).
+        original_tasks: The original tasks (required with ``original``; repeatable too).
         original_judging: Judge the original prompts' answers as a ``generic`` developer
             or with the ``persona``'s preferences.
         bootstrap: Bootstrap resamples of the flip intervals (with ``original``).
@@ -502,10 +529,10 @@ class CompareSettings:
     gen_a: Path
     gen_b: Path
     persona: str
-    tasks: Path
+    tasks: tuple[Path, ...]
     output: Path
     original: tuple[Path, Path] | None = None
-    original_tasks: Path | None = None
+    original_tasks: tuple[Path, ...] = ()
     original_judging: Literal["generic", "persona"] = "generic"
     bootstrap: int = DEFAULT_RESAMPLES
     ci_seed: int = DEFAULT_SEED
@@ -535,8 +562,14 @@ class CompareOutcome:
         return f"{self.comparisons} comparisons ({self.errors} errors) in {self.output}"
 
 
-def _items(gen_a: Path, gen_b: Path, tasks: Path, condition: Condition) -> list[ComparisonItem]:
-    prompts = {t.task_id: t.prompt for t in _tasks(tasks)}
+def _items(
+    gen_a: Path, gen_b: Path, tasks: Sequence[Path], condition: Condition, option: str
+) -> list[ComparisonItem]:
+    try:
+        loaded = load_task_sources([str(path) for path in tasks], option=option)
+    except (InputError, SourceError) as exc:
+        raise StageError(str(exc)) from exc
+    prompts = {task_id: task.prompt for task_id, task in loaded.tasks.items()}
     try:
         pairs, _notes = pairs_from_generations(gen_a, gen_b, tasks=prompts)
     except InputError as exc:
@@ -578,13 +611,18 @@ def compare_files(
     if settings.original and not settings.original_tasks:
         raise StageError("--original needs --original-tasks")
     work: list[tuple[Condition, Persona | None, list[ComparisonItem]]] = [
-        ("persona", who, _items(settings.gen_a, settings.gen_b, settings.tasks, "persona"))
+        ("persona", who, _items(settings.gen_a, settings.gen_b, settings.tasks, "persona",
+                                "--tasks"))
     ]
     if settings.original and settings.original_tasks:
         judge_as = who if settings.original_judging == "persona" else None
         orig_a, orig_b = settings.original
         work.append(
-            ("original", judge_as, _items(orig_a, orig_b, settings.original_tasks, "original"))
+            (
+                "original",
+                judge_as,
+                _items(orig_a, orig_b, settings.original_tasks, "original", "--original-tasks"),
+            )
         )
     out = settings.output
     dims = load_dimensions()
@@ -596,9 +634,9 @@ def compare_files(
         inputs={
             "gen_a": settings.gen_a,
             "gen_b": settings.gen_b,
-            "tasks": settings.tasks,
+            "tasks": list(settings.tasks),
             "original": list(settings.original or ()),
-            "original_tasks": settings.original_tasks,
+            "original_tasks": list(settings.original_tasks),
         },
         settings={
             "persona": who.model_dump(mode="json"),

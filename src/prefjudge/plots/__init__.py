@@ -14,6 +14,41 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefjudge.reporting import display_names
+
+LABEL_WIDTH = 40
+"""Most characters of a name (model, method, task) a plot shows: a 4 MiB model name costs
+a figure no more than a 40-character one (the full names are in the CSV/JSON beside it)."""
+
+
+def plot_labels(names: Sequence[object], width: int = LABEL_WIDTH) -> list[str]:
+    """Names as a figure shows them: cut in the middle, kept apart, drawn literally.
+
+    :func:`prefjudge.reporting.display_names` shortens them; a ``$`` is escaped so that
+    matplotlib draws it instead of reading mathtext (``a$b$`` would fail to draw).
+
+    Args:
+        names: Tick labels, legend entries or a title's names.
+        width: Most characters per name.
+
+    Returns:
+        The labels, in order.
+    """
+    return [name.replace("$", r"\$") for name in display_names(list(names), width)]
+
+
+def plot_label(name: object, width: int = LABEL_WIDTH) -> str:
+    """One name as a figure shows it (:func:`plot_labels`).
+
+    Args:
+        name: A model name, method, title ...
+        width: Most characters shown.
+
+    Returns:
+        The label.
+    """
+    return plot_labels([name], width)[0]
+
 
 def pyplot() -> Any:
     """Return ``matplotlib.pyplot`` set up for files, not screens (the Agg backend).
@@ -52,7 +87,7 @@ def ci_bars(ax: Any, frame: pd.DataFrame, series: Sequence[tuple[str, str, str, 
             x + (offset - (len(series) - 1) / 2) * width,
             np.nan_to_num(values).tolist(),
             width,
-            label=label,
+            label=plot_label(label),
             yerr=[lower.tolist(), upper.tolist()],
             capsize=3,
         )

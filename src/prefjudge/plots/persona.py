@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefjudge.plots import ci_bars, pyplot
+from prefjudge.plots import ci_bars, plot_label, plot_labels, pyplot
 
 
 def plot_flips(frame: pd.DataFrame, path: Path | str, *, title: str = "") -> None:
@@ -23,7 +23,7 @@ def plot_flips(frame: pd.DataFrame, path: Path | str, *, title: str = "") -> Non
     """
     plt = pyplot()
 
-    labels = [str(d) for d in frame["dimension"]]
+    labels = plot_labels(frame["dimension"])
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 4.2))
     x = ci_bars(
         ax,
@@ -42,12 +42,13 @@ def plot_flips(frame: pd.DataFrame, path: Path | str, *, title: str = "") -> Non
         if flip:
             tick.set_fontweight("bold")
             tick.set_color("tab:red" if sig else "black")
-    model_x = frame["model_x"].iloc[0] if len(frame) else None
-    model_y = frame["model_y"].iloc[0] if len(frame) else None
+    model_x = plot_label(frame["model_x"].iloc[0]) if len(frame) else None
+    model_y = plot_label(frame["model_y"].iloc[0]) if len(frame) else None
     ax.set_ylim(0, 1.18)  # headroom above 1.0 for the legend
     ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel(f"win rate of {model_x} (95 % CI)" if model_x else "win rate (95 % CI)")
-    ax.set_title(title or (f"{model_x} vs {model_y}" if model_x else ""))
+    default = f"{model_x} vs {model_y}" if model_x else ""
+    ax.set_title(plot_label(title, 120) if title else default)
     ax.legend(loc="upper center", ncols=2, fontsize="small", frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

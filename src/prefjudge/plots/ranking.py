@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefjudge.plots import pyplot
+from prefjudge.plots import plot_label, plot_labels, pyplot
 
 
 def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) -> None:
@@ -33,8 +33,10 @@ def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) 
         ordered = table.sort_values("rating").reset_index(drop=True)
         y = np.arange(len(ordered))
         rating = ordered["rating"].to_numpy(dtype=float)
-        lower = np.nan_to_num(rating - ordered["lower"].to_numpy(dtype=float))
-        upper = np.nan_to_num(ordered["upper"].to_numpy(dtype=float) - rating)
+        # a bootstrap interval need not hold the point estimate (a regularised fit): the
+        # bar then stops at the point instead of pointing backwards
+        lower = np.clip(np.nan_to_num(rating - ordered["lower"].to_numpy(dtype=float)), 0, None)
+        upper = np.clip(np.nan_to_num(ordered["upper"].to_numpy(dtype=float) - rating), 0, None)
         ax.errorbar(
             rating,
             y,
@@ -45,8 +47,8 @@ def forest_plot(tables: Mapping[str, pd.DataFrame], path: Path, *, xlabel: str) 
             capsize=3,
             markersize=4,
         )
-        ax.set_yticks(y, ordered["model"])
-        ax.set_title(title, fontsize="medium")
+        ax.set_yticks(y, plot_labels(ordered["model"]))
+        ax.set_title(plot_label(title, 120), fontsize="medium")
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel(xlabel)
     fig.tight_layout()
@@ -71,7 +73,9 @@ def correlation_plot(results: Mapping[str, Any], path: Path) -> None:
     for ax, kind in zip(axes, kinds, strict=True):
         for label, result in results.items():
             curve = result.curve
-            line = ax.plot(curve["alpha"], curve[kind], marker="o", markersize=3, label=label)
+            line = ax.plot(
+                curve["alpha"], curve[kind], marker="o", markersize=3, label=plot_label(label)
+            )
             color = line[0].get_color()
             if curve[f"{kind}_lower"].notna().any():
                 ax.fill_between(

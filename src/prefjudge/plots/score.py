@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefjudge.plots import ci_bars, pyplot
+from prefjudge.plots import ci_bars, plot_labels, pyplot
 
 
 def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
@@ -23,7 +23,7 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
         ("if_task", "IF (task)"),
         ("pass1", "pass@1"),
     ]
-    models = list(summary["model"])
+    models = plot_labels(summary["model"])
     fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(models) + 2), 4))
     x = ci_bars(ax, summary, [(m, f"{m}_lower", f"{m}_upper", label) for m, label in metrics])
     ax.set_xticks(x, models, rotation=20, ha="right")

@@ -83,6 +83,11 @@ _COLUMNS = ["model", "rating", "lower", "upper", "rank", "rank_lower", "rank_upp
             "battles", "win_rate"]
 
 
+REGULARISE = ("regularise the fit with --alpha > 0 (e.g. --alpha 0.01; in an experiment, "
+              "alpha in its [rank] table)")
+"""How a message tells a person to regularise the fit: by the option's name."""
+
+
 class RankError(ValueError):
     """The battles cannot give the leaderboard asked for."""
 
@@ -105,7 +110,7 @@ class DisconnectedGraphError(RankError):
             f"the comparison graph has {len(components)} disconnected components, so their "
             f"relative strengths cannot be estimated: {shown}. Add battles between the "
             "components, rank each component separately, or opt into a regularised joint "
-            "fit (allow_disconnected with alpha > 0; the gaps between components then "
+            "fit (--allow-disconnected with --alpha > 0; the gaps between components then "
             "come from the regulariser, not from evidence)."
         )
 
@@ -126,7 +131,7 @@ class UnboundedStrengthError(RankError):
             "every battle between groups was won by the higher group "
             f"(top: {_preview(top)} never lost to anyone outside it; bottom: "
             f"{_preview(bottom)} never beat anyone outside it). Add battles, or "
-            "regularise the fit with alpha > 0 (e.g. 0.01)."
+            f"{REGULARISE}."
         )
 
 
@@ -417,10 +422,10 @@ def fit_strengths(
         )
     except (RuntimeError, ValueError) as exc:  # no convergence, or no stationary distribution
         raise RankError(
-            f"the Bradley–Terry fit failed ({exc}); regularise it with alpha > 0"
+            f"the Bradley–Terry fit failed ({exc}); {REGULARISE}"
         ) from exc
     if not np.all(np.isfinite(theta)):
-        raise RankError("the Bradley–Terry fit diverged; regularise it with alpha > 0")
+        raise RankError(f"the Bradley–Terry fit diverged; {REGULARISE}")
     return StrengthFit(theta - theta.mean())
 
 
@@ -501,9 +506,9 @@ def _fit_davidson(
             scale /= 2
         x = x + scale * step
     else:
-        raise RankError("the Davidson fit did not converge; regularise it with alpha > 0")
+        raise RankError(f"the Davidson fit did not converge; {REGULARISE}")
     if not np.all(np.isfinite(x)):
-        raise RankError("the Davidson fit diverged; regularise it with alpha > 0")
+        raise RankError(f"the Davidson fit diverged; {REGULARISE}")
     theta = x[:n]
     return StrengthFit(theta - theta.mean(), float(math.exp(x[n])))
 
@@ -544,7 +549,9 @@ def check_fit_possible(
         if not allow_disconnected:
             raise DisconnectedGraphError(components)
         if alpha <= 0:
-            raise ValueError("a joint fit of a disconnected graph needs alpha > 0")
+            raise ValueError(
+                "a joint fit of a disconnected graph (--allow-disconnected) needs --alpha > 0"
+            )
     if alpha == 0:
         groups = strength_groups(counts, ties)
         if len(groups) > 1:

@@ -28,8 +28,10 @@ names in ``tokenizer_a``/``tokenizer_b``.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -48,6 +50,7 @@ from prefjudge.io import (
     iter_objects,
     open_csv,
     parse_json,
+    parse_json_line,
     peek_text,
     read_text,
     stream_issue,
@@ -61,6 +64,7 @@ from prefjudge.records import (
     model_name_warnings,
     normalize_model_name,
 )
+from prefjudge.reporting import display_name
 
 CANONICAL_WINNERS = ("model_a", "model_b", "tie")
 BATTLE_COLUMNS = ["model_a", "model_b", "winner", "weight", "category", "line"]
@@ -151,7 +155,7 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[Row | InputIssue]:
     except READ_ERRORS as exc:
         raise InputError([stream_issue(spath, 0, exc)]) from exc
     with handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
+        reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
         previous_end = 1  # the header line
         try:
             header = reader.fieldnames or []
@@ -171,6 +175,13 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[Row | InputIssue]:
                 yield _csv_issue(spath, start, exc)
                 return
             previous_end = reader.line_num
+            extra = record.get(None)
+            if extra or None in record.values():  # more cells than the header, or fewer
+                cells = sum(v is not None for k, v in record.items() if k is not None)
+                cells += len(extra or [])
+                yield InputIssue(spath, start, "",
+                                 f"{cells} cell(s) where the header has {len(header)}")
+                continue
             data = {k: v for k, v in record.items() if k is not None}
             if utf8_problem("\0".join(filter(None, data.values()))):  # one check per row
                 bad = next(((k, p) for k, v in data.items()
@@ -195,15 +206,41 @@ def _iter_jsonl(path: Path) -> Iterator[Row | InputIssue]:
 
 def _load_json(path: Path) -> Any:
     """Parse a whole JSON file, or raise InputError naming file and line."""
+    return _load_json_text(path)[0]
+
+
+def _load_json_text(path: Path) -> tuple[Any, bool]:
+    """Parse a whole JSON file: ``(data, whether its text escapes a surrogate)``.
+
+    Raises:
+        InputError: Naming file and line, when it is not JSON.
+    """
+    text = read_text(path)
     try:
-        return parse_json(read_text(path))
+        return parse_json(text), _SURROGATE_ESCAPE.search(text) is not None
     except JsonValueError as exc:
         raise InputError([InputIssue(str(path), exc.line, "", str(exc))]) from None
 
 
-def _iter_json(path: Path) -> Iterator[Row]:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate: the text may hold a lone one."""
+
+
+def _surrogate_issue(spath: str, index: int, item: dict[str, Any]) -> InputIssue | None:
+    r"""The issue of a JSON file's object holding a lone surrogate (``"\udcff"``), or None.
+
+    The object is checked the way a JSONL line is (:func:`prefjudge.io.parse_json_line`),
+    so the message and the field named are the same.
+    """
+    checked = parse_json_line(spath, 0, json.dumps(item))
+    if not isinstance(checked, InputIssue):
+        return None
+    return InputIssue(spath, 0, f"[{index}].{checked.field}", checked.message)
+
+
+def _iter_json(path: Path) -> Iterator[Row | InputIssue]:
     spath = str(path)
-    data = _load_json(path)
+    data, surrogates = _load_json_text(path)
     if isinstance(data, dict):
         for key in ("ratings", "models", "rows", "data"):
             if isinstance(data.get(key), list):
@@ -217,7 +254,8 @@ def _iter_json(path: Path) -> Iterator[Row]:
     for index, item in enumerate(data):
         if not isinstance(item, dict):
             raise InputError([InputIssue(spath, 0, f"[{index}]", "expected a JSON object")])
-        yield Row(0, f"[{index}].", item)
+        issue = _surrogate_issue(spath, index, item) if surrogates else None
+        yield issue or Row(0, f"[{index}].", item)
 
 
 def _missing(value: Any) -> bool:
@@ -308,7 +346,7 @@ def _checked_battle(
         if _missing(value):
             problems.append((field, "missing model name"))
         elif not isinstance(value, str):
-            problems.append((field, f"model name must be a string, got {value!r}"))
+            problems.append((field, f"model name must be a string, got {value!r:.80}"))
         else:
             value = normalize_model_name(value)
         names.append(value)
@@ -432,7 +470,10 @@ def _count(value: Any) -> float | None:
     """A feature count as a float, or None when it is not a finite number >= 0."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any float (JSON allows any number of digits)
+        return None
     return number if math.isfinite(number) and number >= 0 else None
 
 
@@ -444,13 +485,13 @@ def _feature_value(value: Any, field: str) -> tuple[float | None, list[tuple[str
             number = _count(part)
             if number is None:
                 return None, [(f"{field}.{key}",
-                               f"must be a number >= 0, got {part!r}")]
+                               f"must be a number >= 0, got {part!r:.80}")]
             total += number
         return total, []
     number = _count(value)
     if number is None:
         return None, [(field, "must be a number >= 0 or an object of such numbers (summed), "
-                       f"got {value!r}")]
+                       f"got {value!r:.80}")]
     return number, []
 
 
@@ -659,6 +700,9 @@ class _BattleReader:
         self.raw_names: set[str] = set()
         self.rows = 0
         self.no_evidence = 0
+        self.battle_rows = 0
+        self.found_columns: set[str] = set()
+        self.first_columns: list[str] | None = None
 
     def problem(self, issues: list[InputIssue]) -> None:
         """Keep the issues of one row while fewer than the limit are kept, else count it."""
@@ -680,6 +724,7 @@ class _BattleReader:
                 self.no_evidence += 1
                 return
         else:
+            self._columns_of(row)
             battle, problems = _parse_battle(row, self.cols, self.mapping, self.labels)
         features, feature_problems = parse_features(row.data)
         if feature_problems:
@@ -692,11 +737,35 @@ class _BattleReader:
         keys = ("model_a", "model_b") if verdict else (self.cols.model_a, self.cols.model_b)
         self.raw_names.update(row.data[key] for key in keys)
 
+    def _columns_of(self, row: Row) -> None:
+        """Note which of the battle columns this (non-verdict) row has."""
+        self.battle_rows += 1
+        if self.first_columns is None:
+            self.first_columns = [str(key) for key in row.data]
+        if len(self.found_columns) < 3:
+            self.found_columns.update(key for key in (self.cols.model_a, self.cols.model_b,
+                                                      self.cols.winner) if key in row.data)
+
+    def absent_columns(self) -> list[InputIssue]:
+        """One issue per battle column no row has, naming the option that names it."""
+        if not self.battle_rows:
+            return []
+        columns = ", ".join(display_name(name, 40) for name in (self.first_columns or [])[:30])
+        flags = ((self.cols.model_a, "--model-a-col"), (self.cols.model_b, "--model-b-col"),
+                 (self.cols.winner, "--winner-col"))
+        return [InputIssue(self.spath, 0, column,
+                           f"no such column in any row (columns: {columns or 'none'}); "
+                           f"name the column that holds it with {flag}")
+                for column, flag in flags if column not in self.found_columns]
+
     def finish(self, skip_invalid: bool) -> BattleFile:
         """The battles read, or the error that stops the file."""
         spath = self.spath
         if self.rows == 0:
             raise InputError([InputIssue(spath, 0, "", "no battles in the file (it is empty)")])
+        absent = self.absent_columns()
+        if absent and (not skip_invalid or not len(self.table)):
+            raise InputError(absent)
         issues = self.issues
         if self.unlisted:
             issues.append(InputIssue(spath, 0, "", f"{self.unlisted} more invalid rows not listed"))
@@ -1036,12 +1105,25 @@ def read_task_ids(path: str | os.PathLike[str]) -> list[str]:
         The distinct task ids, first appearance first.
 
     Raises:
-        InputError: When the file cannot be read or no record has a ``task_id``.
+        InputError: When the file cannot be read, a record of it cannot (not valid JSON,
+            not UTF-8 ...) or has no ``task_id`` (or one that is not text), or the file
+            holds no record.
     """
     seen: dict[str, None] = {}
+    issues: list[InputIssue] = []
     for row in iter_rows(path):
-        if isinstance(row, Row) and not _missing(row.data.get("task_id")):
-            seen.setdefault(str(row.data["task_id"]), None)
+        if not isinstance(row, InputIssue):
+            task_id = row.data.get("task_id")
+            if isinstance(task_id, str | int) and not isinstance(task_id, bool) \
+                    and not _missing(task_id):
+                seen.setdefault(str(task_id), None)
+                continue
+            problem = "missing" if _missing(task_id) else f"must be text, got {task_id!r:.60}"
+            row = InputIssue(str(path), row.line, row.where + "task_id", problem)
+        if len(issues) < _MAX_ISSUES:
+            issues.append(row)
+    if issues:
+        raise InputError(issues)
     if not seen:
         raise InputError([InputIssue(str(path), 0, "task_id", "no record has a task_id")])
     return list(seen)

@@ -178,7 +178,8 @@ class RankSettings:
         control: Style control, or None for the plain Bradley–Terry fit.
         control_penalty: Objective of the style-controlled fit.
         suggest: Also list this many model pairs worth judging next, or None.
-        tasks_path: With ``suggest``: a file whose ``task_id`` values a judgment may use.
+        tasks: With ``suggest``: files whose ``task_id`` values a judgment may use (their
+            union; ``--tasks``, repeatable).
     """
 
     battles: Path
@@ -203,7 +204,7 @@ class RankSettings:
     control: Control | None = None
     control_penalty: sc.Penalty = sc.DEFAULT_PENALTY
     suggest: int | None = None
-    tasks_path: Path | None = None
+    tasks: tuple[Path, ...] = ()
 
     @property
     def columns(self) -> BattleColumns:
@@ -242,7 +243,7 @@ def check_rank_settings(settings: RankSettings) -> None:
     Raises:
         SettingsError: Naming the options at fault.
     """
-    if settings.tasks_path is not None and not settings.suggest:
+    if settings.tasks and not settings.suggest:
         raise SettingsError("--tasks goes with --suggest")
     if settings.suggest is not None and settings.suggest < 1:
         raise SettingsError("must be >= 1", option="--suggest")
@@ -379,7 +380,7 @@ def suggest_for_rank(
     columns: BattleColumns | None = None,
     ties: bt.TiePolicy = "half",
     alpha: float = 0.0,
-    tasks_path: Path | None = None,
+    tasks: Sequence[Path] = (),
     uncertainty: Uncertainty = "laplace",
     n_resamples: int = 200,
     seed: int = 0,
@@ -397,8 +398,8 @@ def suggest_for_rank(
         columns: The battle file's column names.
         ties: Tie policy of the fit.
         alpha: Regularisation asked for.
-        tasks_path: A file whose ``task_id`` values are the tasks a judgment may use
-            (default: every task id in the battles).
+        tasks: Files whose ``task_id`` values are the tasks a judgment may use, their
+            union in order of first appearance (default: every task id in the battles).
         uncertainty: ``laplace`` or ``bootstrap``.
         n_resamples: Bootstrap resamples (``bootstrap`` only).
         seed: Bootstrap seed.
@@ -412,7 +413,11 @@ def suggest_for_rank(
     """
     try:
         judged = read_battle_tasks(battles_path, columns)
-        available = read_task_ids(tasks_path) if tasks_path is not None else None
+        available = (
+            list(dict.fromkeys(t for path in tasks for t in read_task_ids(path)))
+            if tasks
+            else None
+        )
     except InputError as exc:
         raise StageError(str(exc)) from None
     battles = frame[["model_a", "model_b", "winner", "weight"]]
@@ -467,7 +472,7 @@ def rank_file(settings: RankSettings, reporter: Reporter) -> RankOutcome:
     if settings.suggest:
         suggestions = suggest_for_rank(read.frame, settings.battles, settings.suggest,
                                        columns=settings.columns, ties=settings.ties,
-                                       alpha=settings.alpha, tasks_path=settings.tasks_path)
+                                       alpha=settings.alpha, tasks=settings.tasks)
 
     texts: dict[Path, str] = {}
     if settings.output:

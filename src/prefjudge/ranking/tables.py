@@ -37,6 +37,13 @@ def _fmt(value: float, scale: Scale) -> str:
     return f"{value:.4f}" if scale == "bt" else f"{value:.0f}"
 
 
+def _interval(lower: float, upper: float, scale: Scale) -> str:
+    """``lower–upper``, or ``–`` when there is no interval (no bootstrap)."""
+    if all(v is None or (isinstance(v, float) and math.isnan(v)) for v in (lower, upper)):
+        return "–"
+    return f"{_fmt(lower, scale)}–{_fmt(upper, scale)}"
+
+
 LEADERBOARD_COLUMNS = ("rank", "model", "rating", "95% CI", "ranks", "battles", "win rate")
 
 
@@ -78,7 +85,7 @@ def leaderboard_table(board: bt.Leaderboard, title: str, scale: Scale) -> TextTa
         battles = f"{row.battles:.0f}" if float(row.battles).is_integer() else f"{row.battles:.1f}"
         rows.append([
             str(row.rank), str(row.model), _fmt(row.rating, scale),
-            f"{_fmt(row.lower, scale)}–{_fmt(row.upper, scale)}",
+            _interval(row.lower, row.upper, scale),
             f"{row.rank_lower}–{row.rank_upper}", battles, f"{row.win_rate:.3f}",
         ])
     return TextTable(title, LEADERBOARD_COLUMNS, rows,
@@ -142,7 +149,8 @@ def suggestions_table(suggestions: Sequence[Suggestion]) -> TextTable:
         rows.append([str(rank), s.model_a, s.model_b, str(s.battles), f"{s.p_model_a_wins:.2f}",
                      f"{s.p_order_flip:.2f}", value, _tasks_cell(s.untried_tasks), s.reason])
     return TextTable(title, SUGGESTION_COLUMNS, rows,
-                     right=frozenset({"#", "battles", "P(A wins)", "P(order wrong)", "value"}))
+                     right=frozenset({"#", "battles", "P(A wins)", "P(order wrong)", "value"}),
+                     wrap=frozenset({"untried tasks", "why"}))
 
 
 BEST_MARK = " ★"

@@ -34,7 +34,8 @@ from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import get_profile
 from prefjudge.scoring.rows import sample_row
 from prefjudge.scoring.score import ScoreJob, has_tests, prepare_job, score_batches
-from prefjudge.scoring.sources import SourceError, UnknownSourceError, open_task_source
+from prefjudge.scoring.sources import SourceError, UnknownSourceError
+from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
 from prefjudge.scoring.verify import ruff_version
 from prefjudge.scoring.verify.process import VerifyProcess
 from prefjudge.stats import DEFAULT_RESAMPLES
@@ -488,25 +489,15 @@ def load_tasks(settings: ScoreSettings) -> tuple[dict[str, Task], str, list[Path
         if not sibling.exists():
             return {}, "none", [], []
         sources, origin = [str(sibling)], "tasks.jsonl beside the generations file"
-    tasks: dict[str, Task] = {}
-    paths: list[Path] = []
-    identities: list[dict] = []
-    labels: list[str] = []
-    for source in sources:
-        try:
-            loaded, where = open_task_source(source, split=settings.split, subset=settings.subset)
-        except UnknownSourceError as exc:
-            raise ScoreUsageError(str(exc), param_hint="--tasks") from exc
-        except SourceError as exc:
-            raise StageError(str(exc)) from exc
-        paths.extend(where.paths)
-        if where.identity:
-            identities.append(dict(where.identity))
-        labels.append(where.label)
-        for task_id, task in loaded.items():
-            if task_id in tasks:
-                raise ScoreUsageError(f"task {task_id!r} appears in more than one --tasks file")
-            tasks[task_id] = task
+    try:
+        loaded = load_task_sources(sources, split=settings.split, subset=settings.subset)
+    except UnknownSourceError as exc:
+        raise ScoreUsageError(str(exc), param_hint="--tasks") from exc
+    except RepeatedTaskError as exc:
+        raise ScoreUsageError(str(exc)) from exc
+    except SourceError as exc:
+        raise StageError(str(exc)) from exc
+    tasks, paths, identities, labels = loaded.tasks, loaded.paths, loaded.identities, loaded.labels
     names = ", ".join(labels)
     return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths, identities
 

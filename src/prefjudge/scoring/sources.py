@@ -59,10 +59,16 @@ when it is in neither, the error says so and how to run offline.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import importlib
 import os
 import re
-from collections.abc import Mapping
+import socket
+import threading
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -162,25 +168,40 @@ _CPB_FILES = ("human-preference", "correctness", "efficiency", "security")
 
 HUB_SOURCES: tuple[HubDataset, ...] = (
     HubDataset(
-        "bigcode/bigcodebench", "tasks", ("bigcodebench",), split="v0.1.4",
+        "bigcode/bigcodebench",
+        "tasks",
+        ("bigcodebench",),
+        split="v0.1.4",
         note="BigCodeBench; splits are versions (v0.1.0_hf ... v0.1.4)",
     ),
     HubDataset("openai/openai_humaneval", "tasks", ("humaneval",), split="test", note="HumanEval"),
     HubDataset(
-        "evalplus/humanevalplus", "tasks", ("humanevalplus", "humaneval+"), split="test",
+        "evalplus/humanevalplus",
+        "tasks",
+        ("humanevalplus", "humaneval+"),
+        split="test",
         note="HumanEval+ without the EvalPlus inputs (check() tests)",
     ),
     HubDataset(
-        "evalplus/mbppplus", "tasks", ("mbppplus", "mbpp+"), split="test",
+        "evalplus/mbppplus",
+        "tasks",
+        ("mbppplus", "mbpp+"),
+        split="test",
         note="MBPP+ without the EvalPlus inputs (not runnable)",
     ),
     HubDataset(
-        "livecodebench/code_generation_lite", "tasks", ("livecodebench", "lcb"),
-        split="test", subsets=_lcb_subsets(), subset="release_v5",
+        "livecodebench/code_generation_lite",
+        "tasks",
+        ("livecodebench", "lcb"),
+        split="test",
+        subsets=_lcb_subsets(),
+        subset="release_v5",
         note="LiveCodeBench; subset = version tag (release_v1 ... release_v6, v1 ... v6)",
     ),
     HubDataset(
-        "amazon/CodePrefBench", "pairs", ("codeprefbench",),
+        "amazon/CodePrefBench",
+        "pairs",
+        ("codeprefbench",),
         split="test",
         subsets={name: (f"eval/{name}-alignment.jsonl.gz",) for name in _CPB_FILES},
         subset="human-preference",
@@ -189,8 +210,12 @@ HUB_SOURCES: tuple[HubDataset, ...] = (
         note="CodePrefBench; subset: human-preference, correctness, efficiency, security",
     ),
     HubDataset(
-        "bigcode/bigcodereward", "pairs", ("bigcodereward",), split="train",
-        pair_format="bigcodereward", note="BigCodeReward (screenshots dropped)",
+        "bigcode/bigcodereward",
+        "pairs",
+        ("bigcodereward",),
+        split="train",
+        pair_format="bigcodereward",
+        note="BigCodeReward (screenshots dropped)",
     ),
 )
 """Every hub dataset known by name (see the module docstring for the table)."""
@@ -358,6 +383,27 @@ def known_names(kind: Kind | None = None) -> list[str]:
     ]
 
 
+def close_names(name: str, kind: Kind | None = None) -> list[str]:
+    """Known hub ids and aliases of ``kind`` spelt like ``name`` (a misspelling's candidates).
+
+    Args:
+        name: The name given.
+        kind: Which datasets (all kinds for None).
+
+    Returns:
+        Up to three names, the closest first.
+    """
+    names = {}
+    for entry in HUB_SOURCES:
+        if kind is None or entry.kind == kind:
+            for spelling in (entry.repo, *entry.aliases):
+                names[spelling.lower()] = spelling
+    wanted = name.strip().lower()
+    close = difflib.get_close_matches(wanted, list(names), n=3, cutoff=0.75)
+    close += difflib.get_close_matches(wanted.rpartition("/")[2], list(names), n=3, cutoff=0.75)
+    return [names[found] for found in dict.fromkeys(close)][:3]
+
+
 def find_hub_dataset(name: str, kind: Kind | None = None) -> HubDataset | None:
     """The known dataset ``name`` (hub id or alias, any case) names, if any."""
     wanted = name.strip().lower()
@@ -370,7 +416,11 @@ def find_hub_dataset(name: str, kind: Kind | None = None) -> HubDataset | None:
 
 
 def resolve_source(
-    source: str | os.PathLike[str], kind: Kind, limit: int | None = None
+    source: str | os.PathLike[str],
+    kind: Kind,
+    limit: int | None = None,
+    *,
+    base: Path | None = None,
 ) -> Path | HubDataset:
     """Tell what a source names, without touching the network.
 
@@ -378,6 +428,8 @@ def resolve_source(
         source: A path, ``hub:OWNER/NAME``, or a known hub id or alias.
         kind: What is wanted: ``tasks`` or ``pairs``.
         limit: The caller's ``limit``, checked here (at least 1) before anything is read.
+        base: The folder a relative path is relative to (an experiment file's folder);
+            None: the current folder.
 
     Returns:
         The local path (file or folder), or the hub dataset (a known one, or an ad hoc
@@ -395,6 +447,8 @@ def resolve_source(
     if repo is not None:  # a hub name, whatever local paths exist
         return find_hub_dataset(repo, kind) or HubDataset(repo, kind)
     path = Path(text).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
     if text and path.exists():
         return path
     entry = find_hub_dataset(text, kind)
@@ -407,10 +461,13 @@ def resolve_source(
             f"{text!r} ({other.repo}) holds {holds[other.kind]}, not {holds[kind]}"
         )
     if _looks_like_a_path(text):
-        raise UnknownSourceError(f"{text}: no such file or folder")
+        raise UnknownSourceError(f"{path if base is not None else text}: no such file or folder")
     known = ", ".join(known_names(kind))
+    close = close_names(text, kind)
     raise UnknownSourceError(
-        f"{text!r}: no such file or folder, and not a known hub dataset. Known "
+        f"{text!r}: no such file or folder, and not a known hub dataset"
+        + (f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else "")
+        + ". Known "
         f"{'preference' if kind == 'pairs' else 'task'} datasets: {known}; any other hub "
         f"dataset: {HUB_PREFIX}OWNER/NAME"
     )
@@ -468,6 +525,97 @@ def hub_offline() -> bool:
     return bool(config.HF_HUB_OFFLINE)
 
 
+HUB_PROBE_TIMEOUT_S = 3.0
+"""How long the check that the hub can be reached waits for a connection."""
+
+_probed: dict[tuple[str, int], str | None] = {}
+
+
+def _hub_endpoint() -> str:
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    return str(constants.ENDPOINT)
+
+
+def hub_unreachable(
+    timeout: float = HUB_PROBE_TIMEOUT_S, endpoint: str | None = None
+) -> str | None:
+    """Why the Hugging Face hub cannot be reached now; None when it can (or offline is set).
+
+    One TCP connection to the hub's endpoint (``HF_ENDPOINT``), or to the HTTPS proxy when
+    one is set for it, within ``timeout`` seconds (the name lookup included), once per
+    process: without it the libraries retry for about 25 s before they say the hub cannot
+    be reached.
+
+    Args:
+        timeout: Seconds to wait for the connection.
+        endpoint: The hub's URL [default: the libraries' endpoint, ``HF_ENDPOINT``].
+
+    Returns:
+        What failed (e.g. ``cannot connect to huggingface.co:443: Name or service not
+        known``), or None.
+    """
+    where = urllib.parse.urlsplit(endpoint or _hub_endpoint())
+    host = where.hostname or "huggingface.co"
+    port = where.port or (80 if where.scheme == "http" else 443)
+    proxy = urllib.request.getproxies().get(where.scheme or "https")
+    if proxy and not urllib.request.proxy_bypass(host):
+        via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        host, port = via.hostname or host, via.port or 80
+    key = (host, port)
+    if key not in _probed:
+        _probed[key] = _connect(host, port, timeout)
+    return _probed[key]
+
+
+def _connect(host: str, port: int, timeout: float) -> str | None:
+    """Connect to ``host:port`` in a thread (a name lookup can hang), then close."""
+    outcome: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"cannot connect to {host}:{port}: {exc.strerror or exc}")
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        return f"no connection to {host}:{port} within {timeout:g} s"
+    return outcome[0]
+
+
+@contextlib.contextmanager
+def _offline_when_unreachable(label: str) -> Iterator[str | None]:
+    """Run the libraries in their offline mode when the hub cannot be reached.
+
+    The same as ``HF_HUB_OFFLINE=1`` for the time of one load: read from the caches at
+    once (no retries), and the not-cached error says why the hub was not asked.
+
+    Yields:
+        Why the hub is not asked (None when it is online and asked).
+    """
+    if hub_offline():
+        yield "offline mode: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
+        return
+    why = hub_unreachable()
+    if why is None:
+        yield None
+        return
+    hub = _hub_library(label)
+    datasets_config = importlib.import_module("datasets.config")
+    saved = (hub.constants.HF_HUB_OFFLINE, datasets_config.HF_HUB_OFFLINE)
+    hub.constants.HF_HUB_OFFLINE = datasets_config.HF_HUB_OFFLINE = True
+    try:
+        yield why
+    finally:
+        hub.constants.HF_HUB_OFFLINE, datasets_config.HF_HUB_OFFLINE = saved
+
+
 def _cache_folders() -> str:
     try:
         from huggingface_hub import constants
@@ -478,11 +626,15 @@ def _cache_folders() -> str:
     return f"{config.HF_DATASETS_CACHE} and {constants.HF_HUB_CACHE}"
 
 
-def _not_cached(label: str, repo: str, reason: Exception | str) -> HubSourceError:
-    why = (
+def _not_cached(
+    label: str, repo: str, reason: Exception | str, offline: str | None = None
+) -> HubSourceError:
+    why = offline or (
         "offline mode: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
         if hub_offline()
-        else f"{type(reason).__name__}: {reason}" if isinstance(reason, Exception) else reason
+        else f"{type(reason).__name__}: {reason}"
+        if isinstance(reason, Exception)
+        else reason
     )
     return HubSourceError(
         f"{label}: not in the local cache ({_cache_folders()}), and the Hugging Face hub "
@@ -513,8 +665,9 @@ def _one_split(loaded: Any, split: str | None, label: str) -> tuple[Any, str | N
 
 
 def _rows(ds: Any, limit: int | None) -> list[tuple[int, dict[str, Any]]]:
-    media = [name for name, feature in ds.features.items()
-             if type(feature).__name__ in _MEDIA_FEATURES]
+    media = [
+        name for name, feature in ds.features.items() if type(feature).__name__ in _MEDIA_FEATURES
+    ]
     if media:  # e.g. BigCodeReward's screenshots: unused, and decoding them needs Pillow
         ds = ds.remove_columns(media)
     if limit is not None:
@@ -562,11 +715,12 @@ def dataset_rows(
     lib = _datasets_library(label)
     remote = remote_dataset_path(entry.repo)  # never a local folder of that name
     try:
-        try:
-            loaded = lib.load_dataset(remote, subset, split=split, **hub_kwargs)
-        except ConnectionError as exc:
-            loaded = lib.load_dataset(_snapshot(entry.repo, label, exc, hub_kwargs), subset,
-                                      split=split)
+        with _offline_when_unreachable(label) as offline:
+            try:
+                loaded = lib.load_dataset(remote, subset, split=split, **hub_kwargs)
+            except ConnectionError as exc:
+                snapshot = _snapshot(entry.repo, label, exc, hub_kwargs, offline)
+                loaded = lib.load_dataset(snapshot, subset, split=split)
     except SourceError:
         raise
     except lib.exceptions.DatasetNotFoundError as exc:
@@ -574,19 +728,35 @@ def dataset_rows(
     except Exception as exc:  # the libraries raise many kinds; each becomes one message
         raise _load_error(label, exc) from exc
     ds, split = _one_split(loaded, split, label)
-    identity = {"hub": entry.repo, "split": split, "subset": subset,
-                "fingerprint": getattr(ds, "_fingerprint", None)}
+    identity = {
+        "hub": entry.repo,
+        "split": split,
+        "subset": subset,
+        "fingerprint": getattr(ds, "_fingerprint", None),
+    }
     return Rows(_rows(ds, limit), Origin(hub_label(entry.repo, split, subset), (), identity))
 
 
-def _snapshot(repo: str, label: str, reason: Exception, hub_kwargs: Mapping[str, Any]) -> str:
+def _snapshot(
+    repo: str,
+    label: str,
+    reason: Exception,
+    hub_kwargs: Mapping[str, Any],
+    offline: str | None = None,
+) -> str:
     """The hub-cache folder of ``repo`` (downloaded earlier), or the not-cached error."""
     hub = _hub_library(label)
     try:
-        return str(hub.snapshot_download(repo, repo_type="dataset", local_files_only=True,
-                                         revision=hub_kwargs.get("revision")))
+        return str(
+            hub.snapshot_download(
+                repo,
+                repo_type="dataset",
+                local_files_only=True,
+                revision=hub_kwargs.get("revision"),
+            )
+        )
     except Exception as exc:  # LocalEntryNotFoundError and kin: not in the hub cache either
-        raise _not_cached(label, repo, reason) from exc
+        raise _not_cached(label, repo, reason, offline) from exc
 
 
 def folder_rows(
@@ -619,8 +789,12 @@ def folder_rows(
         raise _load_error(label, exc) from exc
     ds, split = _one_split(loaded, split, label)
     shown = f"{label}[{split}]" if split else label
-    identity = {"folder": str(folder.resolve()), "split": split, "subset": subset,
-                "digest": content_digest(folder)}
+    identity = {
+        "folder": str(folder.resolve()),
+        "split": split,
+        "subset": subset,
+        "digest": content_digest(folder),
+    }
     return Rows(_rows(ds, limit), Origin(shown, (), identity))
 
 
@@ -652,10 +826,12 @@ def hub_files(
     paths = []
     for filename in files:
         try:
-            local = hub.hf_hub_download(entry.repo, filename, repo_type="dataset",
-                                        revision=hub_kwargs.get("revision"))
+            with _offline_when_unreachable(label) as offline:
+                local = hub.hf_hub_download(
+                    entry.repo, filename, repo_type="dataset", revision=hub_kwargs.get("revision")
+                )
         except LocalEntryNotFoundError as exc:  # offline or unreachable, and not cached
-            raise _not_cached(f"{label} ({filename})", entry.repo, exc) from exc
+            raise _not_cached(f"{label} ({filename})", entry.repo, exc, offline) from exc
         except EntryNotFoundError as exc:
             raise UnknownSourceError(f"{label}: the hub repository has no {filename}") from exc
         except Exception as exc:
@@ -678,8 +854,9 @@ def source_rows(
     """Rows of a resolved folder or ``load_dataset`` hub source (see :func:`resolve_source`)."""
     if isinstance(target, Path):
         if hub_kwargs:
-            raise UnknownSourceError(f"{target}: a folder; hub options not used: "
-                                     f"{', '.join(sorted(hub_kwargs))}")
+            raise UnknownSourceError(
+                f"{target}: a folder; hub options not used: {', '.join(sorted(hub_kwargs))}"
+            )
         return folder_rows(target, split=split, subset=subset, limit=limit)
     return dataset_rows(target, split=split, subset=subset, limit=limit, **hub_kwargs)
 

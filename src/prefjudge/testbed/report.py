@@ -4,8 +4,8 @@
 tables) into a :class:`Report`: a list of sections, each with tables (raw frames and
 their display form) and at most one PNG figure. :func:`render_html` writes one
 self-contained page (CSS inline, figures embedded as base64 PNG data URIs, no external
-asset); :func:`render_markdown` writes the same content as Markdown with the same
-embedded figures. Nothing here prints.
+asset); :func:`render_markdown` writes the same content as Markdown that links its
+figures as PNG files beside it (:func:`figure_files`). Nothing here writes or prints.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 
-from prefjudge.plots import pyplot
+from prefjudge.plots import LABEL_WIDTH, plot_label, plot_labels, pyplot
 from prefjudge.records import ScoredSample
+from prefjudge.reporting import TEXT_WIDTH, display_name, display_text
 from prefjudge.scoring import metrics
 
 PROTOCOL_NAMES = {"single": "single-turn", "multi": "multi-turn"}
@@ -139,7 +141,12 @@ def _figure(draw: Callable[[Any], None], *, size: tuple[float, float]) -> bytes:
 
 
 def _series_label(model: str, protocol: str) -> str:
-    return f"{model} ({_protocol_name(protocol)})"
+    """``model (protocol)``, the model's name cut to a plot label's width (not escaped)."""
+    return f"{display_name(model, LABEL_WIDTH)} ({_protocol_name(protocol)})"
+
+
+def _legend(model: str, protocol: str) -> str:
+    return plot_label(_series_label(model, protocol), 2 * LABEL_WIDTH)
 
 
 def _line_plot(frame: pd.DataFrame, x: str, *, panels: Sequence[tuple[str, str]] | None = None,
@@ -162,7 +169,7 @@ def _line_plot(frame: pd.DataFrame, x: str, *, panels: Sequence[tuple[str, str]]
                 ys = group["value"].to_numpy(dtype=float) * scale
                 style = "-" if protocol == "single" else "--"
                 (line,) = ax.plot(xs, ys, style, marker="o",
-                                  label=_series_label(model, protocol))
+                                  label=_legend(model, protocol))
                 if {"lower", "upper"} <= set(group.columns):
                     ax.fill_between(xs, group["lower"].to_numpy(dtype=float) * scale,
                                     group["upper"].to_numpy(dtype=float) * scale,
@@ -199,8 +206,8 @@ def _bar_plot(frame: pd.DataFrame, key: str, *, ylabel: str) -> bytes | None:
             high = np.clip(np.nan_to_num(group["upper"].to_numpy(dtype=float) - values), 0, None)
             ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width,
                    yerr=[low.tolist(), high.tolist()], capsize=2,
-                   label=_series_label(model, protocol))
-        ax.set_xticks(x, [str(k) for k in keys], rotation=45 if len(keys) > 6 else 0,
+                   label=_legend(model, protocol))
+        ax.set_xticks(x, plot_labels(keys), rotation=45 if len(keys) > 6 else 0,
                       ha="right" if len(keys) > 6 else "center")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(ylabel)
@@ -228,15 +235,14 @@ def _heatmaps(frames: list[tuple[str, pd.DataFrame]], *, row: str, col: str, val
                 spread = max(float(np.abs(finite - center).max()) if finite.size else 1.0, 0.5)
                 image = ax.imshow(data, cmap="RdBu_r", vmin=center - spread,
                                   vmax=center + spread, aspect="auto")
-            ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns],
+            ax.set_xticks(range(len(grid.columns)), plot_labels(grid.columns, 2 * LABEL_WIDTH),
                           rotation=60, ha="right", fontsize="small")
-            ax.set_yticks(range(len(grid.index)), [str(i) for i in grid.index],
-                          fontsize="small")
+            ax.set_yticks(range(len(grid.index)), plot_labels(grid.index), fontsize="small")
             if data.size <= 120:
                 for (i, j), v in np.ndenumerate(data):
                     if np.isfinite(v):
                         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-            ax.set_title(f"{title}\n{name}", fontsize="small")
+            ax.set_title(f"{title}\n{plot_label(name, 2 * LABEL_WIDTH)}", fontsize="small")
             fig.colorbar(image, ax=ax, shrink=0.8)
 
     width = max(5.0, 0.5 * max(f[col].nunique() for _, f in frames) + 3)
@@ -424,7 +430,7 @@ def _paper_section(directory: Path) -> ReportSection:
         for ax, (data, x, y, title) in zip(axes, panels, strict=True):
             for (bench, protocol), group in data.groupby(["benchmark", "protocol"], sort=True):
                 ax.plot(group[x], group[y], "-" if protocol == "single" else "--", marker="o",
-                        label=f"{bench} ({_protocol_name(protocol)})")
+                        label=f"{plot_label(bench)} ({_protocol_name(protocol)})")
             ax.set_title(title, fontsize="small")
             ax.set_xlabel(x)
             ax.grid(True, linestyle=":", alpha=0.6)
@@ -548,11 +554,88 @@ def _coef_value(regression: dict[str, Any], name: str) -> float:
     return float("nan") if coef is None else float(coef["value"])
 
 
+BIAS_RATES = ("first_shown", "longer", "more_formatted")
+"""The bias rates of a ``judge-eval`` summary the report shows, per judge and humans."""
+
+BIAS_COEFFICIENTS = ("token_len", "markdown")
+"""The style-regression coefficients the report shows."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _interval_problem(value: Any) -> str | None:
+    if value is None or (isinstance(value, list) and len(value) == 2
+                         and all(_is_number(v) for v in value)):
+        return None
+    return "must be null or a list of two numbers"
+
+
+def _bias_problem(bias: Any) -> tuple[str, str] | None:
+    """The first field of one method's ``bias`` entry the report cannot use, or None."""
+    if not isinstance(bias, dict):
+        return "", "must be an object"
+    for key in BIAS_RATES:
+        for who in ("judge", "human"):
+            entry = bias.get(key, {}).get(who) if isinstance(bias.get(key), dict) else None
+            if not isinstance(entry, dict):
+                return f".{key}.{who}", "is missing (an object with rate, ci and n)"
+            rate = entry.get("rate")
+            if rate is not None and not _is_number(rate):
+                return f".{key}.{who}.rate", "must be a number or null"
+            if rate is not None and not _is_number(entry.get("n")):
+                return f".{key}.{who}.n", "must be a number"
+            if problem := _interval_problem(entry.get("ci")):
+                return f".{key}.{who}.ci", problem
+    regressions = bias.get("style_regression")
+    for who in ("judge", "human"):
+        regression = regressions.get(who) if isinstance(regressions, dict) else None
+        if not isinstance(regression, dict):
+            return f".style_regression.{who}", "is missing (an object with coefficients)"
+        coefficients = regression.get("coefficients", {})
+        if not isinstance(coefficients, dict):
+            return f".style_regression.{who}.coefficients", "must be an object"
+        for name in BIAS_COEFFICIENTS:
+            coef = coefficients.get(name)
+            where = f".style_regression.{who}.coefficients.{name}"
+            if coef is None:
+                continue
+            if not isinstance(coef, dict) or not _is_number(coef.get("value")):
+                return where + ".value", "must be a number"
+            if problem := _interval_problem(coef.get("ci")):
+                return where + ".ci", problem
+    return None
+
+
+def judge_summary_problem(summary: Any) -> tuple[str, str] | None:
+    """The first field of a ``judge-eval`` summary that :func:`judge_bias_section` cannot use.
+
+    Args:
+        summary: The parsed ``summary.json``.
+
+    Returns:
+        ``(field, problem)``, e.g. ``("methods.pairwise.bias.longer.human", "is missing
+        ...")``, or None when the section can be built from it.
+    """
+    if not isinstance(summary, dict) or not isinstance(summary.get("methods"), dict):
+        return "methods", "is missing (an object of methods)"
+    for method, result in summary["methods"].items():
+        if not isinstance(result, dict):
+            return f"methods.{method}", "must be an object"
+        if not result.get("bias"):
+            continue
+        if found := _bias_problem(result["bias"]):
+            return f"methods.{method}.bias{found[0]}", found[1]
+    return None
+
+
 def judge_bias_section(summary: dict[str, Any]) -> ReportSection:
     """The judge's biases beside the humans', from a ``judge-eval`` ``summary.json``.
 
     Args:
-        summary: The parsed summary (its methods' ``bias`` entries are used).
+        summary: The parsed summary (its methods' ``bias`` entries are used); one that
+            :func:`judge_summary_problem` accepts.
 
     Returns:
         A section with one table: per method, the judge's and the humans' rates of picking
@@ -572,7 +655,7 @@ def judge_bias_section(summary: dict[str, Any]) -> ReportSection:
                 regression, "token_len")
             markdown, markdown_text = _coef_value(regression, "markdown"), coef_text(
                 regression, "markdown")
-            rates = {key: bias[key][who] for key in ("first_shown", "longer", "more_formatted")}
+            rates = {key: bias[key][who] for key in BIAS_RATES}
             rows.append({"method": method, "who": who,
                          **{key: rates[key].get("rate") for key in rates},
                          "length_coef": length, "markdown_coef": markdown})
@@ -615,7 +698,7 @@ def _html_table(table: ReportTable) -> str:
     frame = table.display
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "\n".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
         for row in frame.itertuples(index=False)
     )
     if frame.empty:
@@ -652,8 +735,13 @@ def render_html(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _cell(value: Any) -> str:
+    """A table cell as the page shows it: at most :data:`TEXT_WIDTH` characters."""
+    return display_text(_fmt(value), TEXT_WIDTH)
+
+
 def _md_cell(value: Any) -> str:
-    return _fmt(value).replace("|", "\\|").replace("\n", " ")
+    return _cell(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _md_table(table: ReportTable) -> str:
@@ -668,11 +756,33 @@ def _md_table(table: ReportTable) -> str:
     return "\n".join([*lines, ""])
 
 
-def render_markdown(report: Report) -> str:
-    """The report as Markdown, figures embedded as base64 PNG data URIs.
+def figure_files(report: Report, markdown: Path) -> dict[str, Path]:
+    """Where the Markdown report's figures go: next to it, ``<stem>-<section>.png``.
 
     Args:
         report: Output of :func:`build_report`.
+        markdown: The Markdown file.
+
+    Returns:
+        Section key → PNG file, for the sections with a figure.
+    """
+    return {section.key: markdown.with_name(f"{markdown.stem}-{section.key}.png")
+            for section in report.sections if section.figure}
+
+
+NO_FIGURE_FILES = "_(plot left out: the Markdown went to stdout; the HTML report has it)_"
+"""What the Markdown shows in place of a plot when it has no folder to link the file from."""
+
+
+def render_markdown(report: Report, figures: dict[str, Path] | None = None) -> str:
+    """The report as Markdown; its figures are PNG files it links to.
+
+    Args:
+        report: Output of :func:`build_report`.
+        figures: Section key → PNG file holding that section's figure
+            (:func:`figure_files`), linked by its name (the Markdown is in the same
+            folder); None: no file to link (the Markdown goes to stdout), a line says
+            the plot is in the HTML report.
 
     Returns:
         The Markdown text.
@@ -685,6 +795,8 @@ def render_markdown(report: Report) -> str:
         if section.text:
             lines += [section.text, ""]
         if section.figure:
-            lines += [f"![{section.title}]({_data_uri(section.figure)})", ""]
+            link = None if figures is None else figures.get(section.key)
+            image = f"![{section.title}]({quote(link.name)})" if link else NO_FIGURE_FILES
+            lines += [image, ""]
         lines += [_md_table(table) for table in section.tables]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The ``report`` use case: scored records in, one self-contained HTML page (and Markdown) out.
+"""The ``report`` use case: scored records in, one HTML page (and Markdown with PNGs) out.
 
 ``prefjudge report`` parses its options into :class:`ReportSettings` and calls
 :func:`report_file`; ``prefjudge run`` calls the same function. It never prints: the
@@ -12,20 +12,25 @@ An output path of ``-`` is not written: its text comes back in
 from __future__ import annotations
 
 import csv
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefjudge.io import InputError, read_records
+from prefjudge.io import InputError, parse_json, read_records
 from prefjudge.journal import JournalError, check_writable
 from prefjudge.records import ScoredSample
-from prefjudge.reporting import Reporter, StageError
+from prefjudge.reporting import Reporter, StageError, display_name
 from prefjudge.scoring.metrics import DEFAULT_RESAMPLES
 from prefjudge.stats import DEFAULT_SEED
 from prefjudge.testbed.paper_tables import PaperTableError
-from prefjudge.testbed.report import build_report, render_html, render_markdown
+from prefjudge.testbed.report import (
+    build_report,
+    figure_files,
+    judge_summary_problem,
+    render_html,
+    render_markdown,
+)
 
 STDOUT = Path("-")
 """An output path meaning "give the text back" (the command line writes it to stdout)."""
@@ -38,7 +43,9 @@ class ReportSettings:
     Attributes:
         scores: Scored records (JSONL from ``prefjudge score``).
         output: The HTML page (:data:`STDOUT`: returned in ``ReportOutcome.stdout``).
-        markdown: The same report as Markdown, or None.
+        markdown: The same report as Markdown, or None; its plots are written beside it as
+            ``<stem>-<section>.png`` (:func:`~prefjudge.testbed.report.figure_files`),
+            none when it is :data:`STDOUT`.
         paper_dir: Folder of the SWE-IF paper's per-model CSVs, to rebuild their tables.
         min_pairs: Fewest shared samples for an instruction pair in the co-failure matrix.
         n_resamples: Bootstrap resamples over tasks.
@@ -69,7 +76,8 @@ class ReportOutcome:
         sections: Sections of the report.
         figures: Sections with a plot.
         samples: Scored samples read.
-        written: Files written, in order (not the one that is ``-``).
+        written: Files written, in order (not the one that is ``-``): the page, the
+            Markdown's plots, the Markdown.
         stdout: The text of the output that is ``-``, or None.
     """
 
@@ -91,11 +99,14 @@ def _judge_summary(path: Path) -> dict[str, Any]:
         StageError: When it is not one.
     """
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        summary = parse_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # JsonValueError (nesting too deep), UnicodeError
         raise StageError(f"{path}: not a judge-eval summary ({exc})") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("methods"), dict):
-        raise StageError(f"{path}: not a judge-eval summary.json (no 'methods' object)")
+    problem = judge_summary_problem(summary)
+    if problem:
+        field, message = problem
+        raise StageError(f"{path}: field '{display_name(field)}' {message}: not a judge-eval "
+                         "summary.json (--judge-eval)")
     return summary
 
 
@@ -145,24 +156,44 @@ def report_file(settings: ReportSettings, reporter: Reporter) -> ReportOutcome:
         raise StageError(str(exc)) from exc
     except (UnicodeDecodeError, csv.Error) as exc:  # a paper CSV that is not UTF-8 text
         raise StageError(f"{settings.paper_dir}: a paper table cannot be read ({exc})") from exc
-    texts = [(settings.output, render_html(report))]
+    texts: list[tuple[Path, str | bytes]] = [(settings.output, render_html(report))]
+    pictures: dict[str, Path] = {}
     if settings.markdown:
-        texts.append((settings.markdown, render_markdown(report)))
+        if not _is_stdout(settings.markdown):
+            pictures = figure_files(report, settings.markdown)
+            figures_by_key = {section.key: section.figure for section in report.sections}
+            texts += [(path, figures_by_key[key] or b"") for key, path in pictures.items()]
+        markdown = render_markdown(report, None if _is_stdout(settings.markdown) else pictures)
+        texts.append((settings.markdown, markdown))
     for path, text in texts:
         if not _is_stdout(path):
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise StageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            _write(path, text)
     figures = sum(1 for s in report.sections if s.figure)
-    names = ", ".join("stdout" if _is_stdout(path) else str(path) for path, _ in texts)
-    reporter.note(f"wrote {names}: {len(report.sections)} sections, {figures} plots, "
+    pages = [(path, text) for path, text in texts if isinstance(text, str)]
+    names = ", ".join("stdout" if _is_stdout(path) else str(path) for path, _ in pages)
+    beside = f" (its {len(pictures)} plots as PNG files beside it)" if pictures else ""
+    reporter.note(f"wrote {names}{beside}: {len(report.sections)} sections, {figures} plots, "
                   f"{len(records)} scored samples")
     return ReportOutcome(
         sections=len(report.sections), figures=figures, samples=len(records),
         written=tuple(path for path, _ in texts if not _is_stdout(path)),
-        stdout=next((text for path, text in texts if _is_stdout(path)), None),
+        stdout=next((text for path, text in pages if _is_stdout(path)), None),
     )
+
+
+def _write(path: Path, content: str | bytes) -> None:
+    """Write a page (UTF-8 text) or a figure (PNG bytes).
+
+    Raises:
+        StageError: When it cannot be written.
+    """
+    try:
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise StageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 __all__ = ["STDOUT", "ReportOutcome", "ReportSettings", "report_file"]

@@ -30,6 +30,7 @@ from prefjudge.io import (
     open_csv,
     parse_json,
     read_text,
+    utf8_problem,
     validation_issues,
 )
 from prefjudge.journal import BINDING_SUFFIX, LOCK_SUFFIX, binding_path
@@ -363,18 +364,37 @@ def _same_content(path: Path, sha256: str | None) -> bool:
     return digest.hexdigest() == sha256
 
 
-def _read_leaderboard(path: Path, spath: str) -> dict[str, Any]:
+def _read_leaderboard(path: Path, spath: str) -> tuple[dict[str, Any], list[InputIssue]]:
+    """The leaderboard's header and rows, and the rows left out (another number of cells).
+
+    Raises:
+        InputError: When the file is empty or a line is not UTF-8 text (it could not be
+            shown as written).
+        csv.Error: On malformed CSV (an unclosed quote ...).
+    """
     with open_csv(path) as handle:
-        reader = csv.reader(handle)
-        columns = next(reader, [])
+        reader = csv.reader(handle, strict=True)
+        columns = next(reader, None)
+        if not columns:
+            raise InputError([InputIssue(spath, 1, "", "no header: the file is empty")])
         rows: list[list[str]] = []
+        left_out: list[InputIssue] = []
         cut = 0
-        for row in reader:
-            if len(rows) < MAX_LEADERBOARD_ROWS:
+        for row in itertools.chain([columns], reader):
+            if utf8_problem("\0".join(row)):  # one check per row, then the cell that is not
+                problem = next(p for cell in row if (p := utf8_problem(cell)))
+                raise InputError([InputIssue(spath, reader.line_num, "", problem)])
+            if row is columns or not row:
+                continue
+            if len(row) != len(columns):
+                left_out.append(InputIssue(spath, reader.line_num, "",
+                                           f"{len(row)} cell(s) where the header has "
+                                           f"{len(columns)}: row left out"))
+            elif len(rows) < MAX_LEADERBOARD_ROWS:
                 rows.append(row)
             else:
                 cut += 1
-    return {"file": spath, "columns": columns, "rows": rows, "cut": cut}
+    return {"file": spath, "columns": columns, "rows": rows, "cut": cut}, left_out
 
 
 def _task_prompts(tasks: Iterable[Any]) -> dict[str, str]:
@@ -396,6 +416,7 @@ class _Loader:
         self.verdict_files: list[Path] = []
         self.score_files: list[Path] = []
         self.task_files: list[Path] = []
+        self.unread_pair_files: list[str] = []
         try:
             self.taxonomy: Any = load_taxonomy()
         except Exception:  # a broken data folder: categories become unknown
@@ -419,13 +440,21 @@ class _Loader:
                 self.skip(spath, f"a {LEADERBOARD} was read already")
                 return
             try:
-                results.leaderboard = _read_leaderboard(path, spath)
+                results.leaderboard, left_out = _read_leaderboard(path, spath)
+            except InputError as exc:
+                issue = exc.issues[0]
+                self.skip(spath, f"cannot be read (line {issue.line}: {issue.message})")
+                results.add_problem(issue)
+                return
             except (*READ_ERRORS, UnicodeDecodeError, csv.Error) as exc:
                 self.skip(spath, f"cannot be read ({exc})")
                 results.add_problem(InputIssue(spath, 0, "", f"cannot be read ({exc})"))
                 return
+            for issue in left_out:
+                results.add_problem(issue)
             rows = len(results.leaderboard["rows"]) + results.leaderboard["cut"]
-            results.files.append(SourceFile(spath, "leaderboard", records=rows))
+            results.files.append(SourceFile(spath, "leaderboard", records=rows,
+                                            problems=len(left_out)))
             return
         try:
             stream = _objects(path, spath)
@@ -576,9 +605,7 @@ class _Loader:
                 except (InputError, *READ_ERRORS):
                     continue
                 if _sniff(objects[:_SNIFF]) != "pair":
-                    self.results.notes.append(
-                        f"pair file {shown} is not prefjudge pair JSONL: its responses are "
-                        "not shown")
+                    self.unread_pair_files.append(shown)
                     continue
                 added = 0
                 for number, data in objects:
@@ -592,6 +619,23 @@ class _Loader:
                             added += 1
                 if added:
                     self.results.notes.append(f"{added} pairs read from {shown}")
+
+    def say_unread_pair_files(self) -> None:
+        """Name the bound pair files that are no pair JSONL, and whose responses show anyway.
+
+        Such a file is not read; a verdict's responses may still come from another pair
+        file or from the two models' scored samples, so the note says how many show.
+        """
+        if not self.unread_pair_files:
+            return
+        pairs = self.results.pairs
+        shown = sum(1 for entry in pairs if entry.get("pair") is not None)
+        where = (f"the responses of {shown} of the {len(pairs)} judged pairs are shown "
+                 "from other files (each pair says which)" if shown
+                 else "no judged pair's responses are shown")
+        for name in self.unread_pair_files:
+            self.results.notes.append(f"pair file {name} is not prefjudge pair JSONL: not "
+                                      f"read; {where}")
 
     def join_pairs(self) -> None:
         """Give each verdict its pair: by pair id, else the two models' scored samples."""
@@ -631,6 +675,7 @@ class _Loader:
                 entry["pair_source"] = ("absent: no pair file with this pair id was found, "
                                         "and the scored samples do not name one response "
                                         "per model for this task")
+        self.say_unread_pair_files()
         unjudged = len(self.pair_index.keys() - judged)
         if unjudged:
             results.notes.append(f"{unjudged} pairs have no verdict here (not shown)")

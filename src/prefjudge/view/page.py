@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from prefjudge import __version__
+from prefjudge.view.leaderboard import leaderboard_table
 from prefjudge.view.load import KIND_NAMES, LEADERBOARD, Results
 
 DEFAULT_MAX_CHARS = 20_000
@@ -199,12 +200,9 @@ def _leaderboard_section(results: Results, cap: _Capper) -> str:
         return (f'<section id="leaderboard"><h2>Leaderboard</h2><p class="absent">'
                 f"No {LEADERBOARD} in the results.</p></section>")
     parts = [f'<section id="leaderboard"><h2>Leaderboard</h2><p class="note">'
-             f'{escape(board["file"])}</p><table class="leaderboard"><thead><tr>']
-    parts += [f"<th>{escape(cap.text(c))}</th>" for c in board["columns"]]
-    parts.append("</tr></thead><tbody>")
-    for row in board["rows"]:
-        parts.append("<tr>" + "".join(f"<td>{escape(cap.text(c))}</td>" for c in row) + "</tr>")
-    parts.append("</tbody></table>")
+             f'{escape(board["file"])}: numbers to 3 significant digits (hover a cell for '
+             "the value as written)</p>",
+             leaderboard_table(board["columns"], board["rows"], cap.text)]
     if board["cut"]:
         parts.append(f'<p class="note">[cut {board["cut"]} more rows]</p>')
     parts.append("</section>")

@@ -178,7 +178,7 @@ def detect_format(path: str | os.PathLike[str]) -> PairFormat:
                         1,
                         "",
                         "not JSONL and not a Copilot Arena CSV (header lacks acceptedIndex/"
-                        "completion_a); pass fmt= to force a format",
+                        "completion_a); name the format with --pairs-format",
                     )
                 ]
             )
@@ -214,7 +214,9 @@ def format_from_keys(record: Mapping[str, Any]) -> PairFormat | None:
 
 def _unknown_keys(record: Mapping[str, Any]) -> str:
     shown = ", ".join(sorted(record)[:12])
-    return f"cannot tell the pair format from the keys ({shown}); pass fmt= to force one"
+    return (
+        f"cannot tell the pair format from the keys ({shown}); name the format with --pairs-format"
+    )
 
 
 def _finish(
@@ -976,7 +978,12 @@ def load_preference_source(
         InputError: Unusable rows (unless ``skip_invalid``), with file or dataset and row.
     """
     pairs, issues, _ = open_preference_source(
-        source, fmt=fmt, split=split, subset=subset, limit=limit, skip_invalid=skip_invalid,
+        source,
+        fmt=fmt,
+        split=split,
+        subset=subset,
+        limit=limit,
+        skip_invalid=skip_invalid,
         **hub_kwargs,
     )
     return pairs, issues

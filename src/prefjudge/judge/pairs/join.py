@@ -1,8 +1,11 @@
 """Join two models' generation files into pairs of responses to the same prompt.
 
-:func:`pairs_from_generations` matches the generations of two files: on ``task_id``, and
-on ``protocol``, ``k`` and ``sample`` too when the records carry them (``prefjudge
-generate`` output), so each pair compares the two models on the same prompt.
+:func:`join_generations` matches the generations of two files: on ``task_id``, and on
+``protocol``, ``k`` and ``sample`` too when the records carry them (``prefjudge generate``
+output, and sample files, whose ``sample`` counts the lines of a task id), so each pair
+compares the two models on the same prompt. The files are read as ``prefjudge score``
+reads them (:func:`prefjudge.scoring.formats.read_generations`);
+:func:`pairs_from_generations` reads and joins two of them, stopping at the first problem.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from prefjudge.io import InputError, InputIssue, read_records
+from prefjudge.io import InputError, InputIssue
 from prefjudge.records import Generation, Pair
+from prefjudge.scoring.formats import read_generations
 
 JOIN_FIELDS: tuple[str, ...] = ("protocol", "k", "sample")
 """Fields of a ``prefjudge generate`` record that, with ``task_id``, name one generation."""
@@ -61,9 +65,7 @@ def _field(gen: Generation, name: str) -> Any:
     return join_values(gen).get(name)
 
 
-def _join_fields(
-    records: list[list[tuple[int, Generation]]], notes: list[str]
-) -> tuple[str, ...]:
+def _join_fields(records: list[list[tuple[int, Generation]]], notes: list[str]) -> tuple[str, ...]:
     """The :data:`JOIN_FIELDS` that every generation of every file carries.
 
     A field some generations carry and others lack cannot name a generation; it is left out
@@ -71,8 +73,9 @@ def _join_fields(
     """
     gens = [gen for file in records for _, gen in file]
     used = tuple(f for f in JOIN_FIELDS if gens and all(_field(g, f) is not None for g in gens))
-    partial = [f for f in JOIN_FIELDS if f not in used and any(_field(g, f) is not None
-                                                                for g in gens)]
+    partial = [
+        f for f in JOIN_FIELDS if f not in used and any(_field(g, f) is not None for g in gens)
+    ]
     if partial:
         notes.append(
             f"{', '.join(partial)} not on every generation of both files: the join ignores "
@@ -131,18 +134,11 @@ def pairs_from_generations(
     *,
     tasks: Mapping[str, str] | None = None,
 ) -> tuple[list[Pair], list[str]]:
-    """Pair two models' generations of the same prompts.
+    """Pair two models' generations of the same prompts, stopping at the first bad line.
 
-    Generations are joined on ``task_id`` and on each of ``protocol``, ``k`` and ``sample``
-    that every generation of both files carries (``prefjudge generate`` output carries all
-    three, so single-turn k=3 sample 0 of one model meets single-turn k=3 sample 0 of the
-    other); the first generation of a key in each file is used. The instruction is
-    ``tasks[task_id]`` when given, else the generation's ``prompt`` field (of ``path_a``'s
-    generation, then ``path_b``'s). ``pair_id`` is ``f"{task_id}:{model_a}:{model_b}"``
-    when joined on ``task_id`` alone, else ``f"{task_id}::{protocol}::k{k}::s{sample}:"
-    f"{model_a}:{model_b}"`` (with the parts of the fields used), and the pair carries the
-    fields used as extra fields (``protocol``, ``k``, ``sample``) for
-    :func:`~prefjudge.judge.pairs.evidence.attach_evidence`. Pairs follow ``path_a``'s order.
+    Both files are read as ``prefjudge score`` reads one
+    (:func:`~prefjudge.scoring.formats.read_generations`: prefjudge records, EvalPlus,
+    BigCodeBench or SWE-IF samples) and joined by :func:`join_generations`.
 
     Args:
         path_a: Generation JSONL of the first model.
@@ -150,16 +146,58 @@ def pairs_from_generations(
         tasks: Prompt text by task id.
 
     Returns:
-        ``(pairs, notes)``: the pairs, and human-readable notes on keys found in only one
-        file, on repeated generations and on join fields only some generations carry.
+        ``(pairs, notes)``: see :func:`join_generations`.
 
     Raises:
         InputError: On an invalid generation line, or when a task's instruction is known
             neither from ``tasks`` nor from a ``prompt`` field (names file, line, task id).
     """
+    read = [read_generations(path) for path in (path_a, path_b)]
+    issues = [issue for _, found in read for issue in found]
+    if issues:
+        raise InputError(issues)
+    pairs, notes, unpaired = join_generations(
+        (path_a, read[0][0]), (path_b, read[1][0]), prompts=tasks
+    )
+    if unpaired:
+        raise InputError(unpaired)
+    return pairs, notes
+
+
+def join_generations(
+    side_a: tuple[str | os.PathLike[str], list[tuple[int, Generation]]],
+    side_b: tuple[str | os.PathLike[str], list[tuple[int, Generation]]],
+    *,
+    prompts: Mapping[str, str] | None = None,
+) -> tuple[list[Pair], list[str], list[InputIssue]]:
+    """Pair two models' generations of the same prompts.
+
+    Generations are joined on ``task_id`` and on each of ``protocol``, ``k`` and ``sample``
+    that every generation of both files carries (``prefjudge generate`` output carries all
+    three, so single-turn k=3 sample 0 of one model meets single-turn k=3 sample 0 of the
+    other; EvalPlus samples carry ``sample`` too, counted per task id); the first
+    generation of a key in each file is used. The instruction is ``prompts[task_id]`` when
+    given, else the generation's ``prompt`` field (of side A's generation, then side B's).
+    ``pair_id`` is ``f"{task_id}:{model_a}:{model_b}"`` when joined on ``task_id`` alone,
+    else ``f"{task_id}::{protocol}::k{k}::s{sample}:{model_a}:{model_b}"`` (with the parts
+    of the fields used), and the pair carries the fields used as extra fields
+    (``protocol``, ``k``, ``sample``) for
+    :func:`~prefjudge.judge.pairs.evidence.attach_evidence`. Pairs follow side A's order.
+
+    Args:
+        side_a: The first model's file and its valid generations with their line numbers
+            (from :func:`~prefjudge.scoring.formats.read_generations`).
+        side_b: The second model's file and generations.
+        prompts: Prompt text by task id.
+
+    Returns:
+        ``(pairs, notes, issues)``: the pairs; human-readable notes on keys found in only
+        one file, on repeated generations and on join fields only some generations carry;
+        and one issue per joined key whose instruction is known neither from ``prompts``
+        nor from a ``prompt`` field (naming file, line and task id; the key is left out).
+    """
+    (path_a, records_a), (path_b, records_b) = side_a, side_b
     notes: list[str] = []
-    records_a, _ = read_records(path_a, Generation)
-    records_b, _ = read_records(path_b, Generation)
     fields = _join_fields([records_a, records_b], notes)
     gens_a = _first_per_key(path_a, records_a, fields, notes)
     gens_b = _first_per_key(path_b, records_b, fields, notes)
@@ -176,17 +214,15 @@ def pairs_from_generations(
             continue
         gen_b = gens_b[key][1]
         task_id = gen_a.task_id
-        instruction = tasks.get(task_id) if tasks is not None else None
-        if instruction is None:
-            for gen in (gen_a, gen_b):
-                prompt = (gen.model_extra or {}).get("prompt")
-                if isinstance(prompt, str):
-                    instruction = prompt
-                    break
+        instruction = _instruction(task_id, prompts, gen_a, gen_b)
         if instruction is None:
             message = (
-                f"no instruction for task {task_id!r}: pass tasks or give the generation "
-                "a 'prompt' field"
+                f"no instruction for task {task_id!r}: name its tasks with --tasks (the "
+                "benchmark's task file or dataset), or give the generation a 'prompt' field"
+                if prompts is None
+                else f"no instruction for task {task_id!r}: it is in none of the --tasks "
+                "sources given (add its benchmark with another --tasks), and neither "
+                "generation has a 'prompt' field"
             )
             issues.append(InputIssue(str(path_a), line_a, "prompt", message))
             continue
@@ -200,11 +236,21 @@ def pairs_from_generations(
                 model_a=gen_a.model,
                 model_b=gen_b.model,
                 source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
-                instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions
-                else [],
+                instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions else [],
                 **dict(zip(fields, key[1:], strict=True)),
             )
         )
-    if issues:
-        raise InputError(issues)
-    return pairs, notes
+    return pairs, notes, issues
+
+
+def _instruction(
+    task_id: str, prompts: Mapping[str, str] | None, gen_a: Generation, gen_b: Generation
+) -> str | None:
+    """A pair's instruction: its task's prompt, else a generation's ``prompt`` field."""
+    instruction = prompts.get(task_id) if prompts is not None else None
+    if instruction is None:
+        for gen in (gen_a, gen_b):
+            prompt = (gen.model_extra or {}).get("prompt")
+            if isinstance(prompt, str):
+                return prompt
+    return instruction

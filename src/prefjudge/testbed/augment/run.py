@@ -91,6 +91,18 @@ class AugmentOutcome:
     selector_calls: int
 
 
+def _check_instructions(records: list[AugmentedTask], taxonomy: Taxonomy, out: Path) -> None:
+    """Refuse a resumed output whose records name instructions the taxonomy lacks."""
+    for record in records:
+        unknown = [ref.id for ref in record.instructions if ref.id not in taxonomy]
+        if unknown:
+            raise StageError(
+                f"{out}: task {record.task_id!r} has unknown instruction id {unknown[0]!r} "
+                "(not in the taxonomy): fix or remove its line, or use --force-new to start "
+                "again"
+            )
+
+
 def augment_file(
     settings: AugmentSettings, backend: Backend | None, reporter: Reporter
 ) -> AugmentOutcome:
@@ -161,6 +173,7 @@ def augment_file(
             _run_llm(todo, model, settings, taxonomy, journal, reporter)
         wanted = {task.task_id for task in tasks}
         records = [r for r in journal.records() if r.task_id in wanted]
+    _check_instructions(records, taxonomy, out)
     summary = summarize(records, taxonomy)
     shown_tasks = origin.label if origin.identity else settings.source
     summary.update(

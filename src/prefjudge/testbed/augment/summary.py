@@ -35,10 +35,10 @@ def summarize(
     for task in augmented:
         tasks += 1
         selectors[task.selector] += 1
-        stats = task.metadata.get("augment", {})
-        assignments += int(stats.get("param_assignments", 0))
-        repaired += int(stats.get("param_repaired", 0))
-        if len(task.instructions) < int(stats.get("k", len(task.instructions))):
+        stats = task.augment_stats()
+        assignments += stats.param_assignments
+        repaired += stats.param_repaired
+        if stats.k is not None and len(task.instructions) < stats.k:
             short.append(task.task_id)
         for ref in task.instructions:
             by_instruction[ref.id] += 1
