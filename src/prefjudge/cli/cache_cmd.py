@@ -129,7 +129,7 @@ def info(
         return
     console = PipeConsole()
     if stats is None:
-        console.print(f"cache: {escape(str(path))} (no file yet)")
+        console.print(f"cache: {escape(str(path))} (no file yet)", soft_wrap=True)
         return
     _print_stats(console, stats)
 
@@ -144,7 +144,7 @@ def _when(seconds: float | None) -> str:
 
 
 def _print_stats(console: Console, stats: CacheStats) -> None:
-    console.print(f"cache: {escape(str(stats.path))}")
+    console.print(f"cache: {escape(str(stats.path))}", soft_wrap=True)  # a path stays whole
     console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries")
     if stats.groups:
         # names cut in the middle to fit the terminal, one line per group (the one table
