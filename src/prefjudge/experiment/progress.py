@@ -16,7 +16,6 @@ tasks are there: a task with fewer instructions than a k makes no record for it.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from prefjudge.experiment.plan import Stage
+from prefjudge.io import read_existing
 from prefjudge.persona.run import rejected_path
 from prefjudge.reporting import StageError
 
@@ -89,7 +89,7 @@ def _generations_missing(stage: Stage) -> int | None:
         return None
     try:
         tasks = read_augmented(settings.augmented, settings.ks)
-        done = {record["id"]: record for record in _records(settings.output) if "id" in record}
+        done = {r["id"]: r for r in read_existing(settings.output) if "id" in r}
         plan = ProtocolRunner(
             None,
             tasks,
@@ -106,18 +106,6 @@ def _generations_missing(stage: Stage) -> int | None:
     per_task = len(set(settings.protocols)) * len(set(settings.ks)) * settings.samples
     pending = stage.records // per_task - len(tasks) - _lines(rejected_path(settings.augmented))
     return plan.total_generations + max(pending, 0) * per_task
-
-
-def _records(path: Path) -> list[dict]:
-    """The complete lines of a JSONL output, parsed (a torn last line is not there)."""
-    if not path.exists():
-        return []
-    out = []
-    with path.open("rb") as handle:
-        for line in handle:
-            if line.endswith(b"\n") and line.strip():
-                out.append(json.loads(line))
-    return out
 
 
 def _lines(path: Path) -> int:

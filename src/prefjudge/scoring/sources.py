@@ -515,6 +515,10 @@ def _hub_library(what: str) -> Any:
     return _library("huggingface_hub", what, "hub datasets")
 
 
+_OFFLINE_SET = "offline mode: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
+"""Why the hub is not asked when the user set offline mode."""
+
+
 def hub_offline() -> bool:
     """Whether the Hugging Face libraries run offline (``HF_HUB_OFFLINE`` and the like)."""
     try:
@@ -600,7 +604,7 @@ def _offline_when_unreachable(label: str) -> Iterator[str | None]:
         Why the hub is not asked (None when it is online and asked).
     """
     if hub_offline():
-        yield "offline mode: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
+        yield _OFFLINE_SET
         return
     why = hub_unreachable()
     if why is None:
@@ -630,7 +634,7 @@ def _not_cached(
     label: str, repo: str, reason: Exception | str, offline: str | None = None
 ) -> HubSourceError:
     why = offline or (
-        "offline mode: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
+        _OFFLINE_SET
         if hub_offline()
         else f"{type(reason).__name__}: {reason}"
         if isinstance(reason, Exception)
