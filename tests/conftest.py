@@ -52,6 +52,11 @@ SERVER_ENV = {
 
 # -- how pytest-xdist shares the tests out (the README's command runs ``-n 2``) --------------
 
+if os.environ.get("PYTEST_XDIST_WORKER") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # An xdist worker ignores SIGINT, and every process it starts would inherit that: the
+    # tests of Ctrl-C (in this process and in commands they start) need Python's default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 XDIST_GROUP_FIXTURES = frozenset({"vllm_server", "embedded_checkpoint"})
 """Tests using these share one worker, so only one vLLM server (and engine) starts."""
 
@@ -205,6 +210,25 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+# -- kept reference outputs ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reference_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh on-disk store of reference outputs for the session (never the user's).
+
+    Set in the environment, so the commands the tests start use it too.
+    """
+    folder = tmp_path_factory.mktemp("reference-store")
+    before = os.environ.get("PREFJUDGE_REFERENCE_CACHE")
+    os.environ["PREFJUDGE_REFERENCE_CACHE"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("PREFJUDGE_REFERENCE_CACHE", None)
+    else:
+        os.environ["PREFJUDGE_REFERENCE_CACHE"] = before
 
 
 # -- the project and its real data --------------------------------------------------------

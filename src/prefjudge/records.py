@@ -387,7 +387,7 @@ class Turn(_AsGiven):
 ProtocolName = Literal["single", "multi"]
 """The interaction protocols ``prefjudge generate`` runs."""
 
-_PROTOCOL_FIELDS = frozenset({"protocol", "k", "sample", "turns", "error"})
+_PROTOCOL_FIELDS = frozenset({"protocol", "k", "sample", "turns", "error", "response_is_code"})
 
 
 class Generation(_AsGiven):
@@ -409,6 +409,9 @@ class Generation(_AsGiven):
         sample: Sample index (distinct samples of the same prompt).
         turns: Every user turn and the model's reply, in order.
         error: Why the generation has no response (a model call failed).
+        response_is_code: The response is code as a whole, never Markdown to find code in
+            (an EvalPlus or BigCodeBench sample's ``solution`` or ``completion``): a fenced
+            example inside a docstring stays part of it.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -425,6 +428,7 @@ class Generation(_AsGiven):
     sample: int = Field(default=0, ge=0, strict=True)
     turns: list[Turn] | None = None
     error: str | None = None
+    response_is_code: bool = Field(default=False, strict=True)
 
     @field_validator("protocol", mode="before")
     @classmethod
@@ -479,11 +483,37 @@ class CheckResult(BaseModel):
     reason: str = ""
 
 
-class FuncResult(BaseModel):
-    """The outcome of running one response against its task's tests."""
+class SetResult(BaseModel):
+    """The outcome on one input set of a HumanEval+/MBPP+ task, judged on its own.
+
+    EvalPlus runs a sample on the base inputs and, separately, on the plus inputs, and
+    reports ``base_status`` and ``plus_status``; prefjudge keeps the same two outcomes.
+
+    Attributes:
+        status: ``pass`` when every input of the set matched the reference.
+        detail: Why not, when it did not.
+        failed: Indexes (in the set) of the inputs that did not match, as EvalPlus lists
+            them in ``base_fail_tests`` / ``plus_fail_tests``.
+    """
 
     status: FuncStatus
     detail: str = ""
+    failed: list[int] = Field(default_factory=list)
+
+
+class FuncResult(BaseModel):
+    """The outcome of running one response against its task's tests.
+
+    Attributes:
+        status: The verdict on the whole task (for HumanEval+/MBPP+: base and plus).
+        detail: Why, in a line or a few.
+        sets: For HumanEval+/MBPP+ only: the outcome on each input set (``base``,
+            ``plus``) on its own; ``status`` is ``pass`` only when both pass.
+    """
+
+    status: FuncStatus
+    detail: str = ""
+    sets: dict[str, SetResult] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ScoredSample(Generation):

@@ -249,8 +249,9 @@ def test_persona_flips_new_and_old_names(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("command", "shown"),
     [
-        (["score"], ["--test-timeout FLOAT", "[default: 60.0]", "--bootstrap", "[default: 1000",
-                     "--ci-seed", "[default: scores.jsonl]", "[default: CPU count]"]),
+        (["score"], ["--test-timeout FLOAT", "[default: the task format's own harness",
+                     "--bootstrap", "[default: 1000", "--ci-seed", "[default: scores.jsonl]",
+                     "[default: CPU count]"]),
         (["rank"], ["--bootstrap", "[default: 1000", "--ci-seed", "[default: half]"]),
         (["judge"], ["--max-tokens INTEGER", "[default: 2048]", "--request-timeout FLOAT",
                      "[default: 120.0]", "--max-concurrency INTEGER", "[default: 8]",

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from prefjudge.records import StdioCase, Task
 from prefjudge.sandbox import SandboxLimits, run_functional
 from prefjudge.sandbox.child import _pj_plain as plain
-from prefjudge.sandbox.compare import REFERENCES, judge_outside
+from prefjudge.sandbox.compare import judge_outside
 from prefjudge.sandbox.process import RunOutcome
+from prefjudge.sandbox.references import REFERENCES
 
 FAST = SandboxLimits(timeout_s=20, cpu_s=20, memory_mb=1024, nproc=32, fsize_mb=8, disk_mb=32,
                      max_output_kb=64)

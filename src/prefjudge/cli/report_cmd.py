@@ -57,9 +57,11 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
                    judge_eval_path: Path | None) -> None:
     """Write a report of SCORES (scored JSONL from ``prefjudge score``, or - for stdin).
 
-    Per model and protocol: pass@1, FR_k, instruction- and task-level IF by k with 95 %
-    CIs; IF by position, category and instruction; a co-failure matrix; multi-turn
-    retention; a plot for each. One of -o and --markdown may be - (stdout).
+    Per model and protocol: pass@1, unbiased pass@10 and pass@100 where every task has
+    that many samples, EvalPlus's base and plus for HumanEval+/MBPP+ tasks, FR_k,
+    instruction- and task-level IF by k with 95 % CIs; IF by position, category and
+    instruction; a co-failure matrix; multi-turn retention; a plot for each. One of -o
+    and --markdown may be - (stdout).
     """
     one_stdout(**{"-o/--output": output, "--markdown": markdown})
     for path, hint in ((output, "-o/--output"), (markdown, "--markdown")):

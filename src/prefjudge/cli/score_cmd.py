@@ -24,10 +24,19 @@ from prefjudge.cli.options import (
 from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import force_new_option
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin
+from prefjudge.records import Task
 from prefjudge.reporting import StageError
-from prefjudge.sandbox import SandboxLimits
+from prefjudge.sandbox.limits import HARNESS_HELP
+from prefjudge.scoring.export import (
+    ExportError,
+    ExportSettings,
+    ExportTarget,
+    check_fits,
+    export_scores,
+    parse_target,
+)
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES
-from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, score_file
+from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, load_tasks, score_file
 from prefjudge.stats import DEFAULT_RESAMPLES
 
 
@@ -60,10 +69,12 @@ from prefjudge.stats import DEFAULT_RESAMPLES
                    "--shard-cpus) [default: CPU count].")
 @renamed_option("--timeout", "--test-timeout", "test_timeout", type=float,
                 note="the sandbox wall time of each sample's tests")
-@click.option("--test-timeout", "test_timeout", type=float, default=SandboxLimits().timeout_s,
-              show_default=True, help="Wall-clock seconds per sample's test run.")
-@click.option("--memory-mb", type=int, default=SandboxLimits().memory_mb, show_default=True,
-              help="Address-space limit per sample's test run.")
+@click.option("--test-timeout", "test_timeout", type=float, default=None,
+              help="Wall-clock seconds per sample's test run "
+                   f"[default: {HARNESS_HELP}].")
+@click.option("--memory-mb", type=int, default=None,
+              help="Address-space limit per sample's test run, in MiB "
+                   "[default: the task format's own harness's, as above].")
 @click.option("--zygote/--no-zygote", "zygote", default=None,
               help="Fork each test run from a per-worker zygote that imported the tests' "
                    "libraries once (much cheaper; same outcomes), or start a fresh process "
@@ -78,6 +89,14 @@ from prefjudge.stats import DEFAULT_RESAMPLES
               type=OutputFile(why="it is the prefix of three files (.csv, .json, .png)"),
               default=None, help="Prefix for the summary files (.csv, .json, .png) "
                                  "[default: OUTPUT without its extension + '.summary'].")
+@click.option("--export", "exports", multiple=True, metavar="FORMAT=DIR",
+              callback=lambda _ctx, _param, values: _export_targets(values),
+              help="Also write the results as a peer writes them, into DIR: 'evalplus' "
+                   "(HumanEval+/MBPP+ tasks: DATASET/MODEL.jsonl and "
+                   "MODEL_eval_results.json, as evalplus.evaluate) or 'bigcodebench' "
+                   "(BigCodeBench tasks: MODEL--bigcodebench-SPLIT--prefjudge_eval_results"
+                   ".json and _pass_at_k.json, as bigcodebench.evaluate). Repeatable; a "
+                   "finished OUTPUT is exported without scoring anything again.")
 @engine_options
 @force_new_option
 def score_command(
@@ -105,13 +124,17 @@ def score_command(
     shard_cpus: int,
     max_in_flight: int | None,
     force_new: bool,
+    exports: tuple[ExportTarget, ...],
 ) -> None:
     """Score GENERATIONS (JSONL, or - for stdin): instruction checks and sandboxed unit tests.
 
     Prints a per-model table (instruction-level IF, task-level IF, pass@1, each with a
-    95 % task-bootstrap CI, and counts of errors and timeouts) and writes one scored
-    record per generation to OUTPUT. Rerunning with the same OUTPUT resumes; OUTPUT is
-    locked while a run writes it and bound to its inputs and settings (OUTPUT.journal.json).
+    95 % task-bootstrap CI; EvalPlus's base and plus pass@1 for HumanEval+/MBPP+ tasks;
+    unbiased pass@10 and pass@100 where every task has that many samples; and counts of
+    errors and timeouts) and writes one scored record per generation to OUTPUT. With
+    --export, also writes the result files EvalPlus or BigCodeBench write. Rerunning
+    with the same OUTPUT resumes; OUTPUT is locked while a run writes it and bound to its
+    inputs and settings (OUTPUT.journal.json).
 
     With --engine ray, shards of --shard-size generations are scored on the nodes of a Ray
     cluster that can sandbox (probed first); the records are the same as a local run's,
@@ -128,10 +151,43 @@ def score_command(
         force_new=force_new, stdin=is_stdin(generations),
     )
     try:
-        score_file(settings, ConsoleReporter())
+        tasks, task_files = _export_tasks(settings, exports)
+        outcome = score_file(settings, ConsoleReporter())
+        for target in exports:
+            export_scores(ExportSettings(outcome.output, target, tasks, task_files,
+                                         generations=settings.source), ConsoleReporter())
     except ScoreUsageError as exc:
         if exc.param_hint:
             raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
         raise click.UsageError(str(exc)) from exc
+    except ExportError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
     except StageError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _export_targets(values: tuple[str, ...]) -> tuple[ExportTarget, ...]:
+    """Parse every ``--export FORMAT=DIR`` (a usage error names the bad one)."""
+    try:
+        return tuple(parse_target(value) for value in values)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--export") from exc
+
+
+def _export_tasks(
+    settings: ScoreSettings, exports: tuple[ExportTarget, ...]
+) -> tuple[dict[str, Task], list[Path]]:
+    """The tasks an export needs, loaded and checked before anything is scored.
+
+    Raises:
+        click.UsageError: With ``--no-tests`` (an export needs the tests' verdicts).
+        ExportError: When a format fits none of the tasks.
+    """
+    if not exports:
+        return {}, []
+    if settings.no_tests:
+        raise click.UsageError("--export needs the unit tests' verdicts: drop --no-tests")
+    tasks, _origin, task_files, _sources = load_tasks(settings)
+    for target in exports:
+        check_fits(target.format, tasks)
+    return tasks, task_files

@@ -19,7 +19,8 @@ from prefjudge.sandbox.detect import (
     isolation_report,
     resolve_isolation,
 )
-from prefjudge.sandbox.functional import harness_digest, run_functional, run_one
+from prefjudge.sandbox.digest import harness_digest
+from prefjudge.sandbox.functional import run_functional, run_one
 from prefjudge.sandbox.limits import SandboxLimits
 
 __all__ = [

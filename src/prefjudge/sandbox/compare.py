@@ -5,12 +5,14 @@ runs things and records their outputs as plain data (``child/_pj_plain.py``); th
 expected outputs never enter the candidate's sandbox. prefjudge reads the outputs back
 here, in its own process, and compares them:
 
-- EvalPlus: the reference solution runs in a sandbox of its own (once per task and
-  process, :class:`ReferenceCache`); each candidate output must equal the reference's
-  exactly, or within EvalPlus's tolerance (``np.allclose(rtol=1e-7, atol)`` when ``atol``
-  is set or the expected output is made of floats, then ``atol`` 1e-6 for the rest of
-  that input set), with EvalPlus's special oracles; outputs too large to send whole are
-  compared exactly through their canonical digests;
+- EvalPlus: the reference solution runs in a sandbox of its own (once per task, its
+  outputs kept: :mod:`prefjudge.sandbox.references`); each candidate output must equal
+  the reference's exactly, or within EvalPlus's tolerance (``np.allclose(rtol=1e-7,
+  atol)`` when ``atol`` is set or the expected output is made of floats, then ``atol``
+  1e-6 for the rest of that input set), with EvalPlus's special oracles; outputs too
+  large to send whole are compared exactly through their canonical digests. The base
+  and the plus inputs are judged each on their own, as EvalPlus does
+  (:func:`judge_evalplus`: ``FuncResult.sets``);
 - stdio: both outputs stripped and split into lines, each line stripped; lines must be
   equal, or else parse as the same sequence of decimal numbers (LiveCodeBench's rule).
 
@@ -18,9 +20,10 @@ Nothing the run wrote is trusted: a line that cannot be read, is out of place or
 does not match fails the sample; a run that says ``pass`` itself (a forged result with
 a stolen nonce) fails too; only this comparison can give ``pass``. Reading it costs time
 and memory in proportion to what was written: lines are read one at a time, and only up
-to the first that does not match; stdio outputs are compared line by line and token by
-token; sets and dicts are never built from what came back (``_pj_plain.load``), so
-members that all hash alike cost no more than any others.
+to the first that does not match (EvalPlus: in each input set; the rest of that set's
+lines are passed over by their first few characters); stdio outputs are compared line
+by line and token by token; sets and dicts are never built from what came back
+(``_pj_plain.load``), so members that all hash alike cost no more than any others.
 """
 
 from __future__ import annotations
@@ -29,14 +32,13 @@ import hashlib
 import json
 import math
 import re
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from itertools import zip_longest
 from typing import Any
 
-from prefjudge.records import FuncResult, Task
+from prefjudge.records import FuncResult, SetResult, Task
 from prefjudge.sandbox.adapters import evalplus_dataset, interpret
 from prefjudge.sandbox.child import _pj_plain as plain
 from prefjudge.sandbox.limits import SandboxLimits
@@ -361,6 +363,29 @@ def check_output(
     return atol
 
 
+ORACLES = frozenset({
+    ("humaneval", "find_zero"),
+    *(("mbpp", name) for name in ("are_equivalent", "sum_div", "surface_Area",
+                                  "digit_distance_nums", *MBPP_OUTPUT_SET_EQ,
+                                  *MBPP_OUTPUT_NOT_NONE)),
+})
+"""The tasks whose outputs EvalPlus checks with an oracle of its own, not by ``==``."""
+
+def _identical(got: dict[str, Any], want: dict[str, Any], dataset: str, entry_point: str
+               ) -> bool:
+    """Whether the run sent back the reference's own value: the same plain data and type.
+
+    The quick way to a match, taken before anything is read back: two values that are
+    the same plain data are equal (``==``, so EvalPlus's ``exact_match``), unless they
+    hold a NaN, which equals nothing, or the task has an oracle of its own
+    (:data:`ORACLES`). A reference line holds a NaN exactly when it has no digest (the
+    harness cannot digest one: ``_pj_plain.record``), and never takes this way. Anything
+    else is compared in full by :func:`check_output`.
+    """
+    return ((dataset, entry_point) not in ORACLES and "d" in want
+            and got["t"] == want["t"] and got["v"] == want["v"])
+
+
 def _compare_one(
     task: Task, where: tuple[str, int, Any], got: dict[str, Any], want: dict[str, Any],
     atol: float,
@@ -368,6 +393,8 @@ def _compare_one(
     """Compare one output; return the atol to carry on with, and a detail if it differs."""
     name, index, inp = where
     dataset, entry_point = evalplus_dataset(task), str(task.entry_point)
+    if "v" in got and "v" in want and _identical(got, want, dataset, entry_point):
+        return (1e-6 if atol == 0 and want.get("fl") else atol), None  # as check_output
     shown = f"{name} input #{index}; input: {_short(inp)}"
     if "v" in got and "v" in want:
         out, exp = _value(got), _value(want)
@@ -387,29 +414,77 @@ def _compare_one(
     return atol, f"{shown}: outputs differ ({size}, compared by digest)"
 
 
-def _evalplus_mismatch(
-    task: Task, reference: ReferenceOutputs, lines: Iterator[str]
-) -> tuple[int, str | None]:
-    """How many outputs matched in order, and the failing detail at the first that did not.
+_LINE_HEAD = re.compile(r'\{"set": "(base|plus)", "i": (\d{1,9}), "(raised|timeout)?')
 
-    Reads the lines one at a time, and no further than the first that does not match.
+
+class _Lines:
+    """The run's output lines, one at a time; one line read too far can be put back."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self._back: str | None = None
+
+    def next(self) -> str | None:
+        if self._back is not None:
+            raw, self._back = self._back, None
+            return raw
+        return next(self._lines, None)
+
+    def skip_set(self, name: str, index: int, size: int) -> bool:
+        """Pass over the rest of set ``name``'s lines, after its line ``index``.
+
+        Only the head of each line is read (the harness writes ``set`` and ``i`` first).
+        Returns whether the set ended there as the harness ends one: at its last input,
+        or at an input that raised or timed out.
+        """
+        finished = index == size - 1
+        while (raw := self.next()) is not None:
+            head = _LINE_HEAD.match(raw)
+            if head is None or head.group(1) != name:
+                self._back = raw
+                break
+            finished = int(head.group(2)) == size - 1 or head.group(3) is not None
+        return finished
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """What one input set's lines say, read in order up to the first that decides.
+
+    Attributes:
+        matched: Outputs that matched the reference, in order, before the first that did
+            not (or before the lines ran out).
+        detail: Why the first that did not match failed, if one did not.
+        at: The index of that input, or of the input the run says raised or timed out.
+        finished: The run got to the end of the set (its last input, or an input that
+            stopped it): the next set ran after it.
     """
-    atol_by_set = {name: float(task.atol or 0) for name in INPUT_SETS}
-    count = 0
-    for count, (want, where, raw) in enumerate(
-            zip(reference.lines, input_positions(task), lines, strict=False)):
-        name, index, _ = where
+
+    matched: int
+    detail: str | None = None
+    at: int | None = None
+    finished: bool = False
+
+
+def _walk_set(task: Task, name: str, wants: list[dict[str, Any]], inputs: list,
+              lines: _Lines) -> _Walk:
+    """Compare one set's outputs in order, each set with its own tolerance (EvalPlus's)."""
+    atol = float(task.atol or 0)
+    for index, (want, inp) in enumerate(zip(wants, inputs, strict=True)):
+        raw = lines.next()
+        if raw is None:
+            return _Walk(index)
         try:
             got = _record(raw, name, index)
             if "raised" in got or "timeout" in got:
-                return count, None  # the run's own record says what happened there
-            atol_by_set[name], detail = _compare_one(task, where, got, want, atol_by_set[name])
+                return _Walk(index, at=index, finished=True)  # the run's record says why
+            atol, detail = _compare_one(task, (name, index, inp), got, want, atol)
         except (SpoiledOutputs, ValueError, KeyError, TypeError, RecursionError) as exc:
-            return count, f"{name} input #{index}: the run's output could not be read ({exc})"
+            detail = f"{name} input #{index}: the run's output could not be read ({exc})"
         if detail is not None:
-            return count, detail
-        count += 1
-    return count, None
+            finished = lines.skip_set(name, index, len(wants))
+            return _Walk(index, _bounded(detail), index, finished)
+    return _Walk(len(wants), finished=True)
 
 
 def _bounded(detail: str) -> str:
@@ -422,109 +497,155 @@ def judge_outside(
 ) -> FuncResult:
     """The verdict on a run whose outputs are compared here (EvalPlus, or stdio).
 
-    ``reference`` is given for EvalPlus tasks. The first output that does not match
-    decides (as if the run had stopped there, as the benchmarks' own harnesses do); else
-    the run must have reported that every input ran, and every output must have come back
-    and matched, for a ``pass``.
+    ``reference`` is given for EvalPlus tasks (see :func:`judge_evalplus`). For stdio, the
+    first output that does not match decides (as if the run had stopped there, as the
+    benchmark's own harness does); else the run must have reported that every case ran,
+    and every output must have come back and matched, for a ``pass``.
     """
+    if reference is not None:
+        return judge_evalplus(task, outcome, limits, reference)
     if outcome.setup_error or outcome.output_exceeded:
         return interpret(outcome, limits)
     if outcome.outputs_over_cap:
-        return FuncResult(status="fail", detail="the run's outputs exceeded what prefjudge "
-                          "reads back (32 MiB)")
-    lines = raw_lines(outcome.outputs)
-    if reference is not None:
-        total = len(reference.lines)
-        matched, detail = _evalplus_mismatch(task, reference, lines)
-        unit = "inputs matched the reference"
-    else:
-        total = len(task.stdio_cases)
-        matched, detail = _stdio_mismatch(task, lines)
-        unit = "cases passed"
+        return FuncResult(status="fail", detail=OVER_CAP)
+    total = len(task.stdio_cases)
+    matched, detail = _stdio_mismatch(task, raw_lines(outcome.outputs))
     if detail is not None:
         return FuncResult(status="fail", detail=_bounded(detail))
     status = (outcome.result or {}).get("status")
     if status == "ran":
         if matched == total and line_count(outcome.outputs) == total and not outcome.timed_out:
-            return FuncResult(status="pass", detail=f"{total} {unit}")
+            return FuncResult(status="pass", detail=f"{total} cases passed")
         if not outcome.timed_out:
-            return FuncResult(status="fail", detail=(
-                f"the run said every input ran, but {matched} of {total} outputs came back"))
+            return FuncResult(status="fail", detail=_said_all_ran(matched, total))
     if status == "pass":
-        return FuncResult(status="fail", detail=(
-            "the run reported a pass itself (only prefjudge's comparison can): its result "
-            "was forged"))
+        return FuncResult(status="fail", detail=FORGED_PASS)
     return interpret(outcome, limits)
 
 
-# --- reference outputs, once per task ------------------------------------------------------
+OVER_CAP = "the run's outputs exceeded what prefjudge reads back (32 MiB)"
+FORGED_PASS = ("the run reported a pass itself (only prefjudge's comparison can): its result "
+               "was forged")
+NOT_RUN = ("not judged: the run ended in the base inputs, before the plus inputs ran "
+           "(EvalPlus runs them in a process of their own)")
 
 
-def reference_key(task: Task) -> str:
-    """What identifies a task's reference outputs (code, inputs, oracle, MBPP number)."""
-    parts = [task.task_id, task.entry_point, evalplus_dataset(task), task.canonical_solution,
-             task.base_inputs or [], task.plus_inputs or []]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+def _said_all_ran(matched: int, total: int) -> str:
+    return f"the run said every input ran, but {matched} of {total} outputs came back"
 
 
-def reference_from(task: Task, outcome: RunOutcome, limits: SandboxLimits
-                   ) -> ReferenceOutputs | FuncResult:
-    """The reference outputs from its run, or the ``error`` that says why there are none."""
-    status = (outcome.result or {}).get("status")
-    if status != "ran":
-        result = interpret(outcome, limits) if status != "pass" else None
-        why = result.detail if result is not None else "it reported no outputs"
-        if result is not None and result.status == "error":
-            return FuncResult(status="error", detail=_bounded(why))
-        return FuncResult(status="error", detail=_bounded(
-            f"the reference solution did not run on every input: {why}"))
-    lines = read_lines(outcome.outputs)
-    positions = input_positions(task)
-    if len(lines) != len(positions):
-        return FuncResult(status="error", detail=(
-            f"the reference solution gave {len(lines)} outputs for {len(positions)} inputs"))
-    try:
-        checked = tuple(_output_line(line, name, index)
-                        for line, (name, index, _) in zip(lines, positions, strict=True))
-        for line in checked:
-            float(line["cpu"])
-    except (SpoiledOutputs, KeyError, TypeError, ValueError) as exc:
-        return FuncResult(status="error", detail=f"the reference solution's outputs: {exc}")
-    return ReferenceOutputs(checked)
+def _per_set(result: dict[str, Any] | None) -> bool:
+    """Whether the run's result says how each input set ended (``<set>_status``).
 
-
-class ReferenceCache:
-    """Reference outputs by :func:`reference_key`.
-
-    Computed once per task even when several workers ask at the same time; an error is
-    not kept (the next sample asks again).
+    A result without it (code that did not load, a harness error) is about the whole run;
+    a result that says ``pass`` is forged, whatever else it says.
     """
-
-    def __init__(self) -> None:
-        """An empty cache."""
-        self._lock = threading.Lock()
-        self._keys: dict[str, threading.Lock] = {}
-        self._done: dict[str, ReferenceOutputs | FuncResult] = {}
-
-    def get(self, task: Task, compute: Callable[[], ReferenceOutputs | FuncResult]
-            ) -> ReferenceOutputs | FuncResult:
-        """The task's reference outputs, from ``compute`` the first time."""
-        key = reference_key(task)
-        with self._lock:
-            key_lock = self._keys.setdefault(key, threading.Lock())
-        with key_lock:
-            if key in self._done:
-                return self._done[key]
-            found = compute()
-            if isinstance(found, ReferenceOutputs):  # an error may pass: asked again next time
-                self._done[key] = found
-            return found
-
-    def clear(self) -> None:
-        """Forget every task's outputs."""
-        with self._lock:
-            self._done.clear()
-            self._keys.clear()
+    return result is not None and result.get("status") != "pass" and any(
+        f"{name}_status" in result for name in INPUT_SETS)
 
 
-REFERENCES = ReferenceCache()
+def _set_record(result: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """What the run's result says of one input set; None when it says nothing of it."""
+    if result is None or not _per_set(result):
+        return result
+    status = result.get(f"{name}_status")
+    if status is None:
+        return None  # the run ended before it finished this set
+    if status not in ("ran", "pass", "fail", "timeout", "error"):
+        return {"stage": "done", "status": "fail",
+                "detail": f"the run's record of its {name} inputs could not be read"}
+    return {"stage": "done", "status": status, "detail": str(result.get(f"{name}_detail", ""))}
+
+
+def _set_result(task: Task, name: str, walk: _Walk, outcome: RunOutcome,
+                limits: SandboxLimits, last: bool, extra_lines: bool) -> SetResult:
+    """One input set's outcome: its first output that did not match, else the run's word.
+
+    ``last``: the run went on to no later set. Its end (its wall clock, a crash) counts
+    for this set then, or when the run said nothing of this set on its own.
+    """
+    size = len(_inputs(task, name))
+    record = _set_record(outcome.result, name)
+    if walk.at is not None:
+        failed = [walk.at]
+    else:  # the input it was on, if the run ended in this set without a word on it
+        failed = [walk.matched] if record is None and walk.matched < size else []
+    if walk.detail is not None:
+        return SetResult(status="fail", detail=walk.detail, failed=failed)
+    complete = walk.at is None and walk.matched == size
+    if record is None and complete and not last:
+        return SetResult(status="pass", detail=f"{size} {name} inputs matched the reference")
+    # The run said how this set ended, then went on: its end (wall clock), and what it
+    # did to its disk after, are not this set's doing.
+    went_on = not last and record is not None and _per_set(outcome.result)
+    timed_out = outcome.timed_out and not went_on
+    scratch = outcome.scratch_full
+    noted = (outcome.result or {}).get(f"{name}_scratch")
+    if went_on and isinstance(noted, str):
+        scratch = tuple(kind for kind in scratch if kind in noted.split(","))
+    status = (record or {}).get("status")
+    if status == "ran":
+        if complete and not extra_lines and not timed_out:
+            return SetResult(status="pass", detail=f"{size} {name} inputs matched the reference")
+        if not timed_out:
+            offset = sum(len(_inputs(task, each))
+                         for each in INPUT_SETS[:INPUT_SETS.index(name)])
+            return SetResult(status="fail", failed=failed, detail=_said_all_ran(
+                offset + walk.matched, len(input_positions(task))))
+    if status == "pass":
+        return SetResult(status="fail", detail=FORGED_PASS, failed=failed)
+    stage = "done" if record is not None else (
+        "started" if outcome.stage == "done" else outcome.stage)
+    verdict = interpret(replace(outcome, result=record, stage=stage, timed_out=timed_out,
+                                scratch_full=scratch), limits)
+    return SetResult(status=verdict.status, detail=_bounded(verdict.detail), failed=failed)
+
+
+def _inputs(task: Task, name: str) -> list:
+    return (task.base_inputs if name == "base" else task.plus_inputs) or []
+
+
+def judge_evalplus(task: Task, outcome: RunOutcome, limits: SandboxLimits,
+                   reference: ReferenceOutputs) -> FuncResult:
+    """The verdict on a HumanEval+/MBPP+ run, and on each of its input sets.
+
+    As EvalPlus (``check_correctness``) does, the base and the plus inputs are judged on
+    their own (``sets``). A set's outcome is its first input that did not match, or that
+    the run says raised or timed out (EvalPlus stops a set there by default), and
+    ``failed`` holds that input's index, as EvalPlus lists it in ``base_fail_tests`` /
+    ``plus_fail_tests``; a run that ended in a set without a word (a crash, its wall
+    clock) lists the input it was on, and code that did not load lists none. Where
+    EvalPlus says ``fail`` for an input that ran out of time, prefjudge says ``timeout``,
+    as it does for the whole task. A set the run never got to (it ended in the base
+    inputs) is an ``error``: not judged. The verdict on the task is base's outcome when
+    base did not pass, else plus's: ``pass`` only when both pass.
+    """
+    if outcome.setup_error:
+        return interpret(outcome, limits)
+    if outcome.output_exceeded or outcome.outputs_over_cap:
+        whole = (interpret(outcome, limits) if outcome.output_exceeded
+                 else FuncResult(status="fail", detail=OVER_CAP))
+        not_read = "not judged: the run's outputs could not be read back"
+        return _verdict(task, {"base": SetResult(status=whole.status, detail=whole.detail),
+                               "plus": SetResult(status="error", detail=not_read)})
+    lines = _Lines(raw_lines(outcome.outputs))
+    walks: dict[str, _Walk] = {}
+    for name in INPUT_SETS:
+        wants = [want for want in reference.lines if want["set"] == name]
+        walks[name] = walk = _walk_set(task, name, wants, _inputs(task, name), lines)
+        if not (walk.finished or _set_record(outcome.result, name) is not None):
+            break  # the run ended in this set
+    extra_lines = lines.next() is not None
+    sets = {name: _set_result(task, name, walks[name], outcome, limits, name == list(walks)[-1],
+                              extra_lines and name == INPUT_SETS[-1]) if name in walks
+            else SetResult(status="error", detail=NOT_RUN) for name in INPUT_SETS}
+    return _verdict(task, sets)
+
+
+def _verdict(task: Task, sets: dict[str, SetResult]) -> FuncResult:
+    """Base's outcome when it did not pass, else plus's (``pass`` when both passed)."""
+    for name in INPUT_SETS:
+        if sets[name].status != "pass":
+            return FuncResult(status=sets[name].status, detail=sets[name].detail, sets=sets)
+    total = len(input_positions(task))
+    return FuncResult(status="pass", detail=f"{total} inputs matched the reference", sets=sets)

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import Any
 
 from prefjudge.records import FuncResult, Task
-from prefjudge.sandbox.adapters import (
-    TaskNotRunnableError,
-    candidate_payload,
-    interpret,
-    reference_payload,
-)
-from prefjudge.sandbox.compare import (
-    DETAIL_MAX,
-    REFERENCES,
-    ReferenceOutputs,
-    judge_outside,
-    reference_from,
-)
+from prefjudge.sandbox.adapters import TaskNotRunnableError, candidate_payload, interpret
+from prefjudge.sandbox.compare import DETAIL_MAX, ReferenceOutputs, judge_outside
 from prefjudge.sandbox.detect import resolve_isolation
 from prefjudge.sandbox.isolation import MAX_SLOTS, IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
+from prefjudge.sandbox.references import reference_outputs
 from prefjudge.sandbox.zygote import ZygotePool, ZygoteStats, zygote_default
 
 OnResult = Callable[[int, FuncResult], None]
@@ -49,9 +37,10 @@ def run_one(
         task: The task; its ``test_format`` picks the adapter.
         code: Complete code (a full solution defining the entry point, or a program).
         plan: Isolation plan (see :func:`prefjudge.sandbox.detect.resolve_isolation`).
-        limits: Resource limits (HumanEval+/MBPP+ runs get twice the time limits, for
-            recording their outputs; the reference solution runs once per task, in a
-            sandbox of its own, with the same).
+        limits: Resource limits; those not given follow the task format's harness
+            (:meth:`SandboxLimits.for_format`). HumanEval+/MBPP+ runs get twice the time
+            limits, for recording their outputs; the reference solution runs once per
+            task, in a sandbox of its own, with the same.
         runner: Runs a payload (default: a fresh-process sandbox under ``plan``; a
             :class:`~prefjudge.sandbox.zygote.ZygotePool`'s ``run`` forks it instead).
 
@@ -59,6 +48,7 @@ def run_one(
         The functional result (never raises for bad code or bad tasks).
     """
     run = runner or (lambda payload, run_limits: run_in_sandbox(plan, payload, run_limits))
+    limits = limits.for_format(task.test_format)
     if task.test_format == "evalplus":
         # Copying and digesting a large output costs about what computing it did (a few
         # tasks return hundreds of MB): the run gets the budget twice, as it did when the
@@ -67,7 +57,7 @@ def run_one(
     try:
         reference = None
         if task.test_format == "evalplus":
-            found = REFERENCES.get(task, lambda: _reference_outputs(task, limits, run))
+            found = reference_outputs(task, limits, run)
             if isinstance(found, FuncResult):
                 return found
             reference = found
@@ -97,26 +87,6 @@ def judged_outside(
     except Exception as exc:  # whatever it is, it is this sample's error only
         detail = f"prefjudge could not compare this run's outputs: {type(exc).__name__}: {exc}"
         return FuncResult(status="error", detail=detail[:DETAIL_MAX])
-
-
-def _reference_outputs(task: Task, limits: SandboxLimits, run: Runner
-                       ) -> ReferenceOutputs | FuncResult:
-    """Run the task's reference solution in a sandbox of its own; read back its outputs."""
-    return reference_from(task, run(reference_payload(task), limits), limits)
-
-
-def harness_digest() -> str:
-    """A short digest of the code that decides test outcomes (harness and comparison).
-
-    Recorded in a scoring journal's settings, so that resuming after prefjudge's verdict
-    code changed refuses instead of mixing verdicts of two versions.
-    """
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    files = [*sorted((here / "child").glob("*.py")), here / "compare.py", here / "adapters.py"]
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 def run_functional(

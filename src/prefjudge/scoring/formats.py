@@ -26,7 +26,9 @@
 A SWE-IF line whose ``status`` says generation failed (``failed_after_retries``,
 ``processing_error``) becomes a generation with an empty response and ``error`` set, as
 ``prefjudge generate`` writes a failed call. A converted record also carries
-``source_format`` (the format's name).
+``source_format`` (the format's name), and an EvalPlus or BigCodeBench ``solution`` or
+``completion`` is marked ``response_is_code``: its tests run it whole, never a fenced
+block found in it (a docstring's ```` ```python ```` example is part of the code).
 
 One file holds one format: a line in another format than the file's first recognised
 line, or a line whose format cannot be told, is an :class:`~prefjudge.io.InputIssue`
@@ -305,17 +307,21 @@ def _task_prompt(task: Task) -> str:
 
 
 def _code(data: Mapping[str, Any], fmt: str, tasks: Mapping[str, Task] | None,
-          task_id: str) -> tuple[str, int]:
-    """The code of an EvalPlus or BigCodeBench sample, and 1 when a completion stands alone."""
+          task_id: str) -> tuple[str, int, bool]:
+    """A sample's response, whether it is code as a whole, and 1 if a completion stands alone.
+
+    A ``raw_solution`` is the model's Markdown reply (code is found in it); a
+    ``solution`` or ``completion`` is code, never Markdown.
+    """
     if fmt == "bigcodebench" and data.get("raw_solution") is not None:
-        return text_field(data, "raw_solution"), 0
+        return text_field(data, "raw_solution"), 0, False
     if "solution" in data:
-        return text_field(data, "solution"), 0
+        return text_field(data, "solution"), 0, True
     completion = text_field(data, "completion")
     task = (tasks or {}).get(task_id)
     if task is None:
-        return completion, 1
-    return _task_prompt(task) + completion, 0
+        return completion, 1, True
+    return _task_prompt(task) + completion, 0, True
 
 
 def _constraints(data: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -390,8 +396,9 @@ def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
     turns: list[dict[str, Any]] | None = None
     error: str | None = None
     protocol = "single"
+    is_code = False
     if fmt in ("evalplus", "bigcodebench"):
-        response, bare = _code(data, fmt, tasks, task_id)
+        response, bare, is_code = _code(data, fmt, tasks, task_id)
     else:
         response = text_field(data, "full_response")
         refs = _constraints(data)
@@ -426,6 +433,8 @@ def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
     }
     if turns is not None:
         built["turns"] = turns
+    if is_code:
+        built["response_is_code"] = True
     if error is not None:
         built["error"] = error
     return built, bare

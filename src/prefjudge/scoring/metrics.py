@@ -9,7 +9,12 @@ Definitions (per model, over the scored samples given):
 * pass@1: the mean over tasks of the share of a task's samples that pass their tests;
   ``timeout`` counts as not passing, ``error`` (the harness could not judge the code) is
   left out and counted apart; unbiased pass@k (Chen et al., 2021) when tasks have several
-  samples;
+  samples: the mean over tasks of 1 - C(n - c, k) / C(n, k), n a task's judged samples
+  and c those that pass, for each k of :data:`PASS_KS` that every task of the model has
+  at least k judged samples for (EvalPlus's rule; pass@1 is always shown);
+* base and plus (HumanEval+/MBPP+ tasks only, as EvalPlus reports them): pass@k on the
+  base inputs alone, and on base and plus inputs together (a sample passes "plus" only
+  when it passes both); a sample whose run ended in ``error`` is left out of both;
 * FR_k = (S0 - Sk) / S0, the relative functional regression from adding k instructions;
 * co-failure lift: for two instructions given together, the observed rate at which both
   fail divided by the product of their separate failure rates over the same samples
@@ -54,13 +59,37 @@ SUMMARY_COLUMNS = [
     "pass1",
     "pass1_lower",
     "pass1_upper",
+    "base_pass1",
+    "base_pass1_lower",
+    "base_pass1_upper",
+    "plus_pass1",
+    "plus_pass1_lower",
+    "plus_pass1_upper",
+    "pass10",
+    "pass10_lower",
+    "pass10_upper",
+    "pass100",
+    "pass100_lower",
+    "pass100_upper",
     "check_errors",
     "func_fail",
     "func_timeout",
     "func_error",
     "func_missing",
 ]
-"""Columns of :func:`model_summary` (also when there are no records)."""
+"""Columns of :func:`model_summary` (also when there are no records).
+
+``base_pass1`` and ``plus_pass1`` are NaN for a model without HumanEval+/MBPP+ samples;
+``pass10`` and ``pass100`` are NaN unless every task of the model has at least 10 (100)
+judged samples."""
+
+PASS_KS = (1, 10, 100)
+"""The k of pass@k that summaries and reports show (EvalPlus's; BigCodeBench's own
+``pass_at_k.json`` uses 1, 5, 10: see :mod:`prefjudge.scoring.export`)."""
+
+TEST_SETS = {"all": "func_pass", "base": "base_pass", "plus": "plus_pass"}
+"""Which tests a pass@k figure counts -> the column of :func:`samples_frame` it reads: all
+of a task's tests, or EvalPlus's base inputs, or base and plus inputs together."""
 
 
 def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
@@ -73,7 +102,9 @@ def samples_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFr
         Columns: model, task_id, k (number of instructions), if_instruction (float or NaN),
         if_task (1.0/0.0/NaN), func_status (str or None), func_pass (1.0/0.0, NaN when
         there is no functional verdict or it errored), check_errors (int), protocol
-        (field ``protocol`` of the record, ``"single"`` when absent).
+        (field ``protocol`` of the record, ``"single"`` when absent), base_pass and
+        plus_pass (1.0/0.0 for HumanEval+/MBPP+ samples, else NaN; see
+        :func:`prefjudge.scoring.rows.sample_row`).
     """
     return rows_frame([sample_row(record) for record in records])
 
@@ -169,30 +200,59 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1,)) -> pd.DataFrame:
+def pass_at_k_per_task(frame: pd.DataFrame, k: int, column: str = "func_pass") -> pd.Series:
+    """Unbiased pass@k of each task, or an empty series when some task has fewer than k.
+
+    Args:
+        frame: Rows of :func:`samples_frame` (one model's, usually).
+        k: The k of pass@k.
+        column: The verdict column (see :data:`TEST_SETS`); NaN rows are left out.
+
+    Returns:
+        pass@k by task id (sorted); empty when no row has a verdict or some task has fewer
+        than ``k`` judged samples (pass@k is then not defined for the whole set).
+    """
+    if column not in frame.columns:
+        return pd.Series(dtype=float)
+    judged = frame.dropna(subset=[column])
+    counts = judged.groupby("task_id", sort=True)[column].agg(["count", "sum"])
+    if counts.empty or (counts["count"] < k).any():
+        return pd.Series(dtype=float)
+    return pd.Series(
+        [pass_at_k(int(n), int(c), k) for n, c in zip(counts["count"], counts["sum"], strict=True)],
+        index=counts.index, dtype=float,
+    )
+
+
+def pass_at_k_table(
+    frame: pd.DataFrame, ks: Sequence[int] = (1,), *, tests: Sequence[str] = ("all",),
+    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
     """Unbiased pass@k per model for each k that every task has enough samples for.
 
     Args:
         frame: Output of :func:`samples_frame`.
         ks: The k values wanted.
+        tests: Which figures (keys of :data:`TEST_SETS`: ``all``, ``base``, ``plus``); a
+            figure with no verdict for a model (``base`` without HumanEval+/MBPP+ samples)
+            has no row.
+        n_resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
 
     Returns:
-        Columns: model, k, value, lower, upper, n_tasks.
+        Columns: model, tests, k, value, lower, upper, n_tasks.
     """
     rows = []
-    judged = frame.dropna(subset=["func_pass"])
-    for model, group in judged.groupby("model", sort=True):
-        counts = group.groupby("task_id")["func_pass"].agg(["count", "sum"])
-        for k in ks:
-            if (counts["count"] < k).any():
-                continue
-            per_task = pd.Series(
-                [pass_at_k(int(n), int(c), k)
-                 for n, c in zip(counts["count"], counts["sum"], strict=True)],
-                index=counts.index,
-            )
-            rows.append({"model": model, "k": k, **mean_with_ci(per_task)})
-    return pd.DataFrame(rows, columns=["model", "k", "value", "lower", "upper", "n_tasks"])
+    for model, group in frame.groupby("model", sort=True):
+        for name in tests:
+            for k in ks:
+                per_task = pass_at_k_per_task(group, k, TEST_SETS[name])
+                if per_task.empty:
+                    continue
+                rows.append({"model": model, "tests": name, "k": k,
+                             **mean_with_ci(per_task, n_resamples=n_resamples, seed=seed)})
+    return pd.DataFrame(rows, columns=["model", "tests", "k", "value", "lower", "upper",
+                                       "n_tasks"])
 
 
 def model_summary(
@@ -207,17 +267,24 @@ def model_summary(
 
     Returns:
         One row per model: n, if_instruction(+_lower/_upper), if_task(+CI), pass1(+CI),
-        check_errors, func_fail, func_timeout, func_error, func_missing
-        (:data:`SUMMARY_COLUMNS`); no rows, with those columns, when ``frame`` is empty.
+        base_pass1 and plus_pass1 (+CI; HumanEval+/MBPP+ samples only), pass10 and
+        pass100 (+CI; when every task has that many judged samples), check_errors,
+        func_fail, func_timeout, func_error, func_missing (:data:`SUMMARY_COLUMNS`); no
+        rows, with those columns, when ``frame`` is empty.
     """
     if frame.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     rows = []
     for model, group in frame.groupby("model", sort=True):
         row: dict[str, Any] = {"model": model, "n": len(group)}
-        for name, column in (("if_instruction", "if_instruction"), ("if_task", "if_task"),
-                             ("pass1", "func_pass")):
-            stats = mean_with_ci(_task_means(group, column), n_resamples=n_resamples, seed=seed)
+        figures = [("if_instruction", _task_means(group, "if_instruction")),
+                   ("if_task", _task_means(group, "if_task")),
+                   ("pass1", _task_means(group, "func_pass")),
+                   ("base_pass1", pass_at_k_per_task(group, 1, "base_pass")),
+                   ("plus_pass1", pass_at_k_per_task(group, 1, "plus_pass"))]
+        figures += [(f"pass{k}", pass_at_k_per_task(group, k)) for k in PASS_KS if k > 1]
+        for name, per_task in figures:
+            stats = mean_with_ci(per_task, n_resamples=n_resamples, seed=seed)
             row[name] = stats["value"]
             row[f"{name}_lower"] = stats["lower"]
             row[f"{name}_upper"] = stats["upper"]
@@ -333,6 +400,28 @@ def summary_by_protocol(
     parts = [(p, model_summary(part, n_resamples=n_resamples, seed=seed))
              for p, part in _protocol_parts(frame)]
     return _tag_protocol(parts, SUMMARY_COLUMNS)
+
+
+def pass_at_k_by_protocol(
+    frame: pd.DataFrame, ks: Sequence[int] = PASS_KS, *,
+    tests: Sequence[str] = tuple(TEST_SETS), n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
+    """:func:`pass_at_k_table` per protocol.
+
+    Args:
+        frame: Output of :func:`samples_frame`.
+        ks: The k values wanted (each shown where every task has at least k samples).
+        tests: Which figures (keys of :data:`TEST_SETS`).
+        n_resamples: Bootstrap resamples (over tasks).
+        seed: RNG seed.
+
+    Returns:
+        Columns: model, protocol, tests, k, value, lower, upper, n_tasks.
+    """
+    parts = [(p, pass_at_k_table(part, ks, tests=tests, n_resamples=n_resamples, seed=seed))
+             for p, part in _protocol_parts(frame)]
+    return _tag_protocol(parts, ["model", "tests", "k", "value", "lower", "upper", "n_tasks"])
 
 
 def metrics_by_k(

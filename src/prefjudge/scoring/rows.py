@@ -23,6 +23,8 @@ SAMPLE_COLUMNS = [
     "func_pass",
     "check_errors",
     "protocol",
+    "base_pass",
+    "plus_pass",
 ]
 """Columns of :func:`sample_row`, in order."""
 
@@ -55,17 +57,34 @@ def sample_k(rec: ScoredSample) -> int:
     return value or len(rec.instructions)
 
 
+def _passed(status: str | None) -> float:
+    """1.0 for ``pass``, 0.0 for ``fail`` and ``timeout``, NaN for ``error`` or no verdict."""
+    if status in ("pass", "fail", "timeout"):
+        return 1.0 if status == "pass" else 0.0
+    return np.nan
+
+
 def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
     """The row of one record in :func:`samples_frame` (values in :data:`SAMPLE_COLUMNS` order).
 
     A caller that scores many samples can keep these small rows instead of the records and
     build the frame with :func:`rows_frame`.
+
+    ``func_pass`` is the verdict on the task's tests (1.0, 0.0; NaN when the run ended in
+    ``error`` or there is none). ``base_pass`` and ``plus_pass`` are EvalPlus's two figures
+    for HumanEval+/MBPP+ samples (``func.sets``): the base inputs alone, and base and plus
+    inputs together (the sample's own verdict, as EvalPlus counts ``base_status ==
+    plus_status == "pass"``); NaN for other tasks and for a sample whose run ended in
+    ``error`` anywhere, so that an error is left out of every functional figure alike.
     """
     rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
     func_status = rec.func.status if rec.func else None
-    func_pass = np.nan
-    if func_status in ("pass", "fail", "timeout"):
-        func_pass = 1.0 if func_status == "pass" else 0.0
+    func_pass = _passed(func_status)
+    base_pass = plus_pass = np.nan
+    if rec.func is not None and rec.func.sets is not None and func_status != "error":
+        base = rec.func.sets.get("base")
+        base_pass = _passed(base.status if base is not None else None)
+        plus_pass = func_pass
     return (
         rec.model,
         rec.task_id,
@@ -76,4 +95,6 @@ def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
         func_pass,
         sum(r.status == "error" for r in rec.instruction_results),
         protocol_of(rec),
+        base_pass,
+        plus_pass,
     )

@@ -160,8 +160,9 @@ class ScoreSettings:
         profile: Verification profile (``reference`` or ``strict``).
         model: Model name for sample files without one (None: the file name).
         workers: Parallel Ruff groups and sandboxes of the local engine (None: CPU count).
-        test_timeout: Wall-clock seconds per sample's test run.
-        memory_mb: Address-space limit per sample's test run.
+        test_timeout: Wall-clock seconds per sample's test run (None: the task
+            format's own harness's, :data:`~prefjudge.sandbox.limits.HARNESS_DEFAULTS`).
+        memory_mb: Address-space limit per sample's test run (None: likewise).
         zygote: Fork test runs from a per-worker zygote (None: the environment's default).
         preload: Modules the zygotes import besides the tasks' own.
         bootstrap: Task-bootstrap resamples for the summary's intervals.
@@ -185,8 +186,8 @@ class ScoreSettings:
     profile: Literal["reference", "strict"] = "reference"
     model: str | None = None
     workers: int | None = None
-    test_timeout: float = SandboxLimits().timeout_s
-    memory_mb: int = SandboxLimits().memory_mb
+    test_timeout: float | None = None
+    memory_mb: int | None = None
     zygote: bool | None = None
     preload: tuple[str, ...] = ()
     bootstrap: int = DEFAULT_RESAMPLES
@@ -545,14 +546,21 @@ def _load_summary_meanwhile() -> threading.Thread:
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Format the model summary for showing: values with their 95 % CIs.
 
+    EvalPlus's base and plus pass@1 are shown only when some model has HumanEval+/MBPP+
+    samples, and pass@10 and pass@100 only when some model has that many judged samples
+    for every task (a model without them shows "—").
+
     Args:
         summary: :func:`prefjudge.scoring.metrics.model_summary`'s table.
 
     Returns:
         One row per model: n, IF (instruction and task level) and pass@1 with their
-        intervals, and the counts of check errors, timeouts and test errors.
+        intervals (then base and plus pass@1, pass@10, pass@100 where they apply), and the
+        counts of check errors, timeouts and test errors.
     """
     import pandas as pd
+
+    from prefjudge.scoring.metrics import PASS_KS
 
     def fmt(row: pd.Series, name: str) -> str:
         value = row[name]
@@ -560,6 +568,10 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
             return "—"
         return f"{value:.3f} [{row[f'{name}_lower']:.3f}, {row[f'{name}_upper']:.3f}]"
 
+    optional = [("base_pass1", "base pass@1 [95% CI]"), ("plus_pass1", "plus pass@1 [95% CI]")]
+    optional += [(f"pass{k}", f"pass@{k} [95% CI]") for k in PASS_KS if k > 1]
+    shown = [(name, title) for name, title in optional
+             if name in summary.columns and summary[name].notna().any()]
     rows = []
     for _, row in summary.iterrows():
         rows.append(
@@ -569,6 +581,7 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
                 "IF instr. [95% CI]": fmt(row, "if_instruction"),
                 "IF task [95% CI]": fmt(row, "if_task"),
                 "pass@1 [95% CI]": fmt(row, "pass1"),
+                **{title: fmt(row, name) for name, title in shown},
                 "check err": int(row["check_errors"]),
                 "timeouts": int(row["func_timeout"]),
                 "test err": int(row["func_error"]),

@@ -31,7 +31,7 @@ from prefjudge.scoring.formats import read_generations
 from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.scoring.verify import ruff_version, verify_batch
-from prefjudge.scoring.verify.extract import extract_code
+from prefjudge.scoring.verify.extract import code_of
 from prefjudge.scoring.verify.process import PendingResults, VerifyProcess
 
 ProgressCallback = Callable[[str, int], None]
@@ -512,7 +512,8 @@ def _test_results_in_order(
     for index, (_, gen) in enumerate(chunk):
         if has_tests(gen, tasks):
             positions[index] = len(jobs)
-            jobs.append((tasks[gen.task_id], extract_code(gen.response, profile)))
+            jobs.append((tasks[gen.task_id],
+                         code_of(gen.response, profile, is_code=gen.response_is_code)))
     if not jobs:
         yield from [None] * len(chunk)
         return

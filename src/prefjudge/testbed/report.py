@@ -278,8 +278,44 @@ def _summary_section(frame: pd.DataFrame, n_resamples: int, seed: int) -> Report
         "All samples of a model and protocol pooled over k. pass@1 is the mean over tasks "
         "of the share of samples passing their tests; IF instr. the mean share of a "
         "sample's instructions followed; IF task the share of samples following all of "
-        "them. Intervals: 95 % percentile bootstrap over tasks. Errors are counted apart.",
-        [ReportTable("Summary per model and protocol", summary, pd.DataFrame(rows))], figure)
+        "them. Below, unbiased pass@k (Chen et al., 2021): the mean over tasks of "
+        "1 - C(n - c, k) / C(n, k), n a task's judged samples and c those that pass, for "
+        f"k in {', '.join(map(str, metrics.PASS_KS))} where every task has at least k "
+        "samples (EvalPlus's rule); 'base' counts HumanEval+/MBPP+ samples on the base "
+        "inputs alone and 'base + plus' on both input sets, as EvalPlus reports them. "
+        "Intervals: 95 % percentile bootstrap over tasks. Errors are left out of every "
+        "figure and counted apart.",
+        [ReportTable("Summary per model and protocol", summary, pd.DataFrame(rows)),
+         _pass_at_k_table(frame, n_resamples, seed)], figure)
+
+
+TESTS_NAMES = {"all": "all tests", "base": "base", "plus": "base + plus"}
+"""How the functional section names each figure of :data:`prefjudge.scoring.metrics.TEST_SETS`."""
+
+
+def _pass_at_k_table(frame: pd.DataFrame, n_resamples: int, seed: int) -> ReportTable:
+    """pass@k per model, protocol and tests (all, EvalPlus's base, base + plus)."""
+    table = metrics.pass_at_k_by_protocol(frame, n_resamples=n_resamples, seed=seed)
+    wide = pd.DataFrame(columns=["model", "protocol", "tests", "n_tasks"])
+    if len(table):
+        cells = table.assign(
+            cell=[_ci(v, lo, hi) for v, lo, hi in
+                  zip(table["value"], table["lower"], table["upper"], strict=True)],
+            column=[f"pass@{k} [95% CI]" for k in table["k"]],
+        )
+        # in the table's order: protocol (single, multi, others), model, tests (all, base, plus)
+        wide = cells.pivot_table(index=["model", "protocol", "tests"], columns="column",
+                                 values="cell", aggfunc="first", sort=False).reset_index()
+        wide.columns.name = None
+        counts = (table[table["k"] == 1].set_index(["model", "protocol", "tests"])["n_tasks"])
+        wide["n_tasks"] = [counts.get((m, p, t), "—") for m, p, t in
+                           zip(wide["model"], wide["protocol"], wide["tests"], strict=True)]
+        wide = wide.assign(protocol=wide["protocol"].map(_protocol_name),
+                           tests=wide["tests"].map(TESTS_NAMES)).fillna("—")
+        shown = [f"pass@{k} [95% CI]" for k in metrics.PASS_KS
+                 if f"pass@{k} [95% CI]" in wide.columns]
+        wide = wide[["model", "protocol", "tests", *shown, "n_tasks"]].reset_index(drop=True)
+    return ReportTable("pass@k per model, protocol and tests", table, wide)
 
 
 def _by_k_section(frame: pd.DataFrame, n_resamples: int, seed: int) -> ReportSection:

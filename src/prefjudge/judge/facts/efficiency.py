@@ -67,18 +67,14 @@ from prefjudge.judge.facts.correctness import correctness_fact
 from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, FuncResult, Pair, Task
 from prefjudge.sandbox import resolve_isolation
-from prefjudge.sandbox.adapters import TaskNotRunnableError, perf_payload, reference_payload
-from prefjudge.sandbox.compare import (
-    REFERENCES,
-    ReferenceOutputs,
-    input_positions,
-    reference_from,
-)
+from prefjudge.sandbox.adapters import TaskNotRunnableError, perf_payload
+from prefjudge.sandbox.compare import ReferenceOutputs, input_positions
 from prefjudge.sandbox.functional import run_one
 from prefjudge.sandbox.isolation import IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.preload import imports_of
 from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
+from prefjudge.sandbox.references import reference_outputs
 from prefjudge.scoring.verify import extract_code
 
 Outcome = Literal["A", "B", "tie", "insufficient", "error"]
@@ -186,8 +182,7 @@ def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_IN
 
 def _reference(task: Task, limits: SandboxLimits, run: Runner) -> ReferenceOutputs | FuncResult:
     doubled = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
-    return REFERENCES.get(
-        task, lambda: reference_from(task, run(reference_payload(task), doubled), doubled))
+    return reference_outputs(task, doubled, run)
 
 
 def warm_imports(*codes: str) -> list[str]:

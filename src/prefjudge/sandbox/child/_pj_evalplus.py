@@ -10,7 +10,17 @@ runs, and leaves the judging to prefjudge, outside the sandbox:
 - ``role: candidate`` runs the code under test on every input, each call limited to the
   CPU time prefjudge computed from the reference's (``max(1 s, 4 x reference)``, as
   EvalPlus does, but in CPU time of this process rather than wall time, so that a loaded
-  machine does not turn correct solutions into timeouts), and records each output;
+  machine does not turn correct solutions into timeouts), and records each output. Each
+  input set is run on its own, as EvalPlus's ``check_correctness`` does (base, then
+  plus): a set stops at its first input that raises or times out (EvalPlus's default,
+  ``fast_check``), the next set runs all the same. The result says how each set ended
+  (``base_status``/``base_detail``, ``plus_status``/``plus_detail``: ``ran`` or the
+  problem), and is written as soon as a set had a problem, so a run cut short in the
+  plus set (the run's own time or CPU limit, a crash) still says what base did; after
+  such a problem the plus set's stdout/stderr goes to /dev/null (:func:`_set_aside`).
+  The sets share one process and the run's wall-clock and CPU limits, as before; going
+  on after a base input that raised or timed out costs at most what the plus inputs
+  cost a sample that passes base;
 - every output is copied into plain data (``_pj_plain.to_plain``: its own ``__eq__`` and
   other methods never run) and appended to the outputs file as one JSON line, with the
   name of its type as found by identity among the types captured before the code ran
@@ -27,6 +37,7 @@ from __future__ import annotations
 import builtins
 import copy
 import gc
+import os
 import signal
 import time
 from typing import Any
@@ -226,33 +237,89 @@ def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict
     return {"status": "ran", "detail": "the reference ran on every input"}
 
 
-def _run_candidate(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
+def _run_set(function: Any, name: str, inputs: list, limits: list, payload: dict,
+             log: common.OutputsLog) -> dict[str, str]:
+    """Run one input set, up to its first input that raises or times out.
+
+    EvalPlus stops a set there too, by default (``fast_check``). Returns ``ran`` when
+    every input gave an output, else that input's problem.
+    """
+    for index, inp in enumerate(inputs):
+        where = {"set": name, "i": index}
+        limit = float(limits[index])
+        shown = common.short_repr(inp)
+        try:
+            out = _call_with_limit(function, inp, limit)
+        except InputTimeout:
+            log.append({**where, "timeout": limit})
+            detail = f"{name} input #{index} exceeded {limit:.2f} s of CPU; input: {shown}"
+            return {"status": "timeout", "detail": detail}
+        except BaseException as exc:
+            prefix = f"{name} input #{index} raised; input: {shown}\n"
+            problem = common.failure_from_exception(exc, (CODE_FILE,), prefix)
+            log.append({**where, "raised": problem["detail"]})
+            return problem
+        try:
+            line = _output_record(payload, out)
+        except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
+            detail = common.truncate(f"{name} input #{index}: {exc}; input: {shown}")
+            log.append({**where, "raised": detail})
+            return {"status": "fail", "detail": detail}
+        log.append({**where, **line})  # "set" and "i" first: read cheaply when skipped
+    return {"status": "ran", "detail": f"the code ran on every {name} input"}
+
+
+def _set_aside(name: str, result: dict[str, str]) -> None:
+    """Keep what the next sets do out of the outcome of set ``name``, which had a problem.
+
+    The run used to end there; the sets after it must not change that outcome: their
+    stdout/stderr goes to /dev/null (a flood would stop the whole run), and the result
+    notes which of the scratch disk's limits are used up now (``<set>_scratch``: prefjudge
+    counts a full disk against this set only if it was full already).
+    """
+    try:
+        info = os.statvfs(".")
+        full = [kind for kind, free, total in (("files", info.f_ffree, info.f_files),
+                                                ("bytes", info.f_bfree, info.f_blocks))
+                if total and free == 0]
+    except OSError:
+        full = []
+    result[f"{name}_scratch"] = ",".join(full)
+    try:
+        null = os.open("/dev/null", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+
+
+def _run_candidate(function: Any, payload: dict, log: common.OutputsLog,
+                   writer: common.ResultWriter) -> dict[str, str]:
+    """Run every input set, each on its own, as EvalPlus does.
+
+    A set that stops at an input that raised or timed out does not stop the next one.
+    Every set's outcome goes into the result (``base_status``, ``base_detail``...), whose
+    ``status`` and ``detail`` are the first set's problem. A set's problem is written at
+    once: if the run is cut short in a later set (its time, or a crash), the result still
+    says what the earlier sets did.
+    """
     limits = payload["time_limits"]
-    for name, inputs in _input_sets(payload).items():
-        for index, inp in enumerate(inputs):
-            where = {"set": name, "i": index}
-            limit = float(limits[name][index])
-            shown = common.short_repr(inp)
-            try:
-                out = _call_with_limit(function, inp, limit)
-            except InputTimeout:
-                log.append({**where, "timeout": limit})
-                detail = f"{name} input #{index} exceeded {limit:.2f} s of CPU; input: {shown}"
-                return {"status": "timeout", "detail": detail}
-            except BaseException as exc:
-                prefix = f"{name} input #{index} raised; input: {shown}\n"
-                problem = common.failure_from_exception(exc, (CODE_FILE,), prefix)
-                log.append({**where, "raised": problem["detail"]})
-                return problem
-            try:
-                line = _output_record(payload, out)
-            except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
-                detail = common.truncate(f"{name} input #{index}: {exc}; input: {shown}")
-                log.append({**where, "raised": detail})
-                return {"status": "fail", "detail": detail}
-            line.update(where)
-            log.append(line)
-    return {"status": "ran", "detail": "the code ran on every input"}
+    result: dict[str, str] = {}
+    first: dict[str, str] | None = None
+    sets = list(_input_sets(payload).items())
+    for position, (name, inputs) in enumerate(sets):
+        outcome = _run_set(function, name, inputs, limits[name], payload, log)
+        result[f"{name}_status"], result[f"{name}_detail"] = outcome["status"], outcome["detail"]
+        if outcome["status"] != "ran" and first is None:
+            first = outcome
+        if first is not None and position < len(sets) - 1:
+            if outcome["status"] != "ran":
+                _set_aside(name, result)
+            writer.write({"stage": "done", **first, **result})
+    if first is None:
+        return {"status": "ran", "detail": "the code ran on every input", **result}
+    return {**first, **result}
 
 
 def run(payload: dict) -> dict[str, str]:
@@ -260,7 +327,9 @@ def run(payload: dict) -> dict[str, str]:
 
     Returns:
         ``ran`` when every input gave an output (prefjudge then compares them outside),
-        else the first problem (``fail``, ``timeout``, or ``error`` for the reference).
+        else the first problem (``fail``, ``timeout``, or ``error`` for the reference);
+        a candidate's result also says how each input set ended (``<set>_status``,
+        ``<set>_detail``).
     """
     log = common.OutputsLog()
     plain.capture_types()  # numpy's too, if it was imported since: before any code runs
@@ -270,7 +339,9 @@ def run(payload: dict) -> dict[str, str]:
         if problem is not None:
             return {"status": "error", "detail": "the reference solution: " + problem["detail"]}
         return _run_reference(function, payload, log)
+    # Made before the code runs, as the harness's own (which writes the final result).
+    writer = common.ResultWriter(payload["nonce"])
     function, problem = _load_function(payload["code"], payload["entry_point"], CODE_FILE)
     if problem is not None:
         return problem
-    return _run_candidate(function, payload, log)
+    return _run_candidate(function, payload, log, writer)

@@ -95,6 +95,25 @@ def extract_code(response: str, profile: str | Profile | None = None) -> str:
     return last_python_block(response)
 
 
+def code_of(response: str, profile: str | Profile | None = None, *,
+            is_code: bool = False) -> str:
+    """The code to run: the response itself when it is code, else :func:`extract_code`.
+
+    A sample file's ``solution`` (EvalPlus, BigCodeBench) is code, never Markdown: a
+    fenced example inside one of its docstrings is part of it, not the code to run.
+
+    Args:
+        response: Model response, or a sample's code.
+        profile: Verification profile (how code is found in Markdown).
+        is_code: The response is code as a whole
+            (:attr:`~prefjudge.records.Generation.response_is_code`).
+
+    Returns:
+        Python source text.
+    """
+    return response if is_code else extract_code(response, profile)
+
+
 # Three backticks, an optional word and newline, then the shortest text up to the next
 # three backticks: anywhere in the text, not only at line starts. This is how the SWE-IF
 # reference generator finds code (code_generator.py, _extract_code_from_response).
