@@ -24,19 +24,11 @@ from prefjudge.cli.options import (
 from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import force_new_option
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin
-from prefjudge.records import Task
 from prefjudge.reporting import StageError
 from prefjudge.sandbox.limits import HARNESS_HELP
-from prefjudge.scoring.export import (
-    ExportError,
-    ExportSettings,
-    ExportTarget,
-    check_fits,
-    export_scores,
-    parse_target,
-)
+from prefjudge.scoring.export import ExportError, ExportTarget, parse_target
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES
-from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, load_tasks, score_file
+from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, score_file
 from prefjudge.stats import DEFAULT_RESAMPLES
 
 
@@ -148,14 +140,10 @@ def score_command(
         summary_prefix=summary_prefix,
         engine=scoring_engine(engine, address, allow_degraded, shard_size, shard_cpus,
                               max_in_flight),
-        force_new=force_new, stdin=is_stdin(generations),
+        force_new=force_new, stdin=is_stdin(generations), exports=exports,
     )
     try:
-        tasks, task_files = _export_tasks(settings, exports)
-        outcome = score_file(settings, ConsoleReporter())
-        for target in exports:
-            export_scores(ExportSettings(outcome.output, target, tasks, task_files,
-                                         generations=settings.source), ConsoleReporter())
+        score_file(settings, ConsoleReporter())
     except ScoreUsageError as exc:
         if exc.param_hint:
             raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
@@ -172,22 +160,3 @@ def _export_targets(values: tuple[str, ...]) -> tuple[ExportTarget, ...]:
         return tuple(parse_target(value) for value in values)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--export") from exc
-
-
-def _export_tasks(
-    settings: ScoreSettings, exports: tuple[ExportTarget, ...]
-) -> tuple[dict[str, Task], list[Path]]:
-    """The tasks an export needs, loaded and checked before anything is scored.
-
-    Raises:
-        click.UsageError: With ``--no-tests`` (an export needs the tests' verdicts).
-        ExportError: When a format fits none of the tasks.
-    """
-    if not exports:
-        return {}, []
-    if settings.no_tests:
-        raise click.UsageError("--export needs the unit tests' verdicts: drop --no-tests")
-    tasks, _origin, task_files, _sources = load_tasks(settings)
-    for target in exports:
-        check_fits(target.format, tasks)
-    return tasks, task_files

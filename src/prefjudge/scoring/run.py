@@ -30,6 +30,7 @@ from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.reporting import Reporter, StageError, TextTable
 from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
 from prefjudge.sandbox.zygote import zygote_default
+from prefjudge.scoring.export import ExportSettings, ExportTarget, check_fits, export_scores
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import get_profile
 from prefjudge.scoring.rows import sample_row
@@ -174,6 +175,9 @@ class ScoreSettings:
         force_new: Start ``output`` again instead of resuming it.
         stdin: ``generations`` is a copy of stdin: messages and the summary name it ``-``
             and no ``tasks.jsonl`` is looked for beside it.
+        exports: Peers' result files to write once the output is complete (``--export``:
+            :mod:`prefjudge.scoring.export`); checked against the tasks before anything is
+            scored, and written from a finished output too.
     """
 
     generations: Path
@@ -196,6 +200,7 @@ class ScoreSettings:
     engine: ScoringEngine | None = None
     force_new: bool = False
     stdin: bool = False
+    exports: tuple[ExportTarget, ...] = ()
 
     @property
     def source(self) -> str:
@@ -222,6 +227,7 @@ class ScoreOutcome:
         table: The per-model table the run reported.
         check_errors: Instruction checks that ended in error, over all models.
         test_errors: Test runs that ended in error, over all models.
+        exported: The peers' result files written (``exports``).
     """
 
     output: Path
@@ -238,6 +244,7 @@ class ScoreOutcome:
     table: TextTable
     check_errors: int
     test_errors: int
+    exported: tuple[Path, ...] = ()
 
 
 def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
@@ -273,6 +280,7 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
     workers = settings.workers or os.cpu_count()
     try:
         tasks, tasks_origin, task_paths, task_sources = load_tasks(settings)
+        _check_exports(settings, tasks)
         verifier = _early_verifier(settings, not settings.no_tests and bool(tasks), workers)
         if verifier is not None:
             stack.callback(verifier.close)
@@ -446,6 +454,9 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
             "some checks or test runs ended in error: they are counted apart, "
             "not as failures — see the 'reason'/'detail' fields."
         )
+    exported = [path for target in settings.exports for path in export_scores(
+        ExportSettings(output, target, tasks, task_paths, generations=settings.source),
+        reporter).files]
     return ScoreOutcome(
         output=output,
         records=len(rows),
@@ -461,7 +472,22 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
         table=table,
         check_errors=check_errors,
         test_errors=test_errors,
+        exported=tuple(exported),
     )
+
+
+def _check_exports(settings: ScoreSettings, tasks: Mapping[str, Task]) -> None:
+    """Refuse, before anything is scored, an export the run cannot write.
+
+    Raises:
+        ScoreUsageError: With ``no_tests`` (an export needs the tests' verdicts).
+        ExportError: When a format fits none of the tasks.
+    """
+    if settings.exports and settings.no_tests:
+        raise ScoreUsageError("--export needs the unit tests' verdicts: drop --no-tests",
+                              param_hint="--export")
+    for target in settings.exports:
+        check_fits(target.format, tasks)
 
 
 def load_tasks(settings: ScoreSettings) -> tuple[dict[str, Task], str, list[Path], list[dict]]:
