@@ -113,7 +113,6 @@ def prepare_job(
     Raises:
         InputError: When a line is invalid and ``skip_invalid`` is False.
     """
-    taxonomy = taxonomy or load_taxonomy()
     # Reading and checking make ~100 long-lived objects per generation and no cycles worth
     # finding: full collections would walk all of them again and again (1 s per 10,000).
     with paused_gc():
@@ -122,10 +121,12 @@ def prepare_job(
 
 
 def _read_and_check(
-    path: str | Path, tasks: dict[str, Task], taxonomy: Taxonomy, skip_invalid: bool,
+    path: str | Path, tasks: dict[str, Task], taxonomy: Taxonomy | None, skip_invalid: bool,
     model: str | None,
 ) -> ScoreJob:
     records, issues = read_generations(path, model=model, tasks=tasks)
+    if taxonomy is None and any(gen.instructions for _, gen in records):
+        taxonomy = load_taxonomy()  # only when an instruction is to be checked (0.3 s)
     spath = str(path)
     # Each reference is checked once: its problems, or its parameters with the defaults
     # filled in, so that outputs always carry the parameters that were checked.
@@ -165,7 +166,7 @@ def paused_gc() -> Iterator[None]:
 
 
 def _checked_instructions(
-    path: str, line: int, gen: Generation, tasks: dict[str, Task], taxonomy: Taxonomy
+    path: str, line: int, gen: Generation, tasks: dict[str, Task], taxonomy: Taxonomy | None
 ) -> tuple[list[InputIssue], list[InstructionRef]]:
     """A generation's input problems, and its instructions with resolved parameters.
 
@@ -174,6 +175,7 @@ def _checked_instructions(
     """
     issues, refs = [], []
     for index, ref in enumerate(gen.instructions):
+        assert taxonomy is not None  # loaded when any generation has instructions
         checked = taxonomy.check_params(ref.id, ref.params)
         for fld, message in checked.problems:
             suffix = f".{fld}" if fld else ""

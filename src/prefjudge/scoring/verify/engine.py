@@ -184,6 +184,8 @@ def _verify(
     profile: Profile,
 ) -> list[list[CheckResult]]:
     """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
+    if not any(refs for _, refs in items):
+        return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
     taxonomy = taxonomy or load_taxonomy()
     responses = [_Response(text, profile) for text, _ in items]
     resolve = _Resolver(taxonomy, profile)
