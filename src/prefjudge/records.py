@@ -455,7 +455,8 @@ class ProtocolGeneration(Generation):
     """A generation made under an interaction protocol (the ``prefjudge generate`` record).
 
     The same record as :class:`Generation` with the protocol fields required; every field
-    is always written, in declared order.
+    is always written, in declared order (``response_is_code`` only when given: a model's
+    reply is Markdown).
 
     Attributes:
         protocol: ``single`` or ``multi``.
@@ -467,7 +468,7 @@ class ProtocolGeneration(Generation):
     """
 
     _INPUT_ORDERED: ClassVar[frozenset[str]] = frozenset()
-    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = frozenset()
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = frozenset({"response_is_code"})
 
     protocol: ProtocolName  # type: ignore[assignment]
     k: int  # type: ignore[assignment]
