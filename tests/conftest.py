@@ -4,7 +4,7 @@
 * ``fake_server``: a small OpenAI-compatible HTTP server on loopback that answers 429, 500,
   slowly or with chosen text on purpose, and counts what it was asked;
 * ``vllm_server``: the real vLLM OpenAI server with the embedded SmolLM2-135M checkpoint,
-  started once per test session on a free loopback port;
+  started once per test session (per xdist worker) on a free loopback port;
 * ``embedded_checkpoint``: the converted SmolLM2 checkpoint (converted once, cached).
 
 Tests that need vLLM skip with a reason when it is not installed, unless
@@ -50,40 +50,12 @@ SERVER_ENV = {
 }
 
 
-# -- how pytest-xdist shares the tests out (the README's command runs ``-n 2``) --------------
+# -- pytest-xdist workers (the README's command runs ``-n 2 --dist loadfile``) ---------------
 
 if os.environ.get("PYTEST_XDIST_WORKER") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     # An xdist worker ignores SIGINT, and every process it starts would inherit that: the
     # tests of Ctrl-C (in this process and in commands they start) need Python's default.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-
-XDIST_GROUP_FIXTURES = frozenset({"vllm_server", "embedded_checkpoint"})
-"""Tests using these share one worker, so only one vLLM server (and engine) starts."""
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every test an ``xdist_group`` for ``--dist loadgroup`` (before xdist reads them).
-
-    A test file stays on one worker (its module fixtures are built once), as with
-    ``--dist loadfile``; every test that needs the real model goes to one worker, so the
-    session's vLLM server starts once; the Ray cluster tests go to one worker, as two
-    clusters on one 2-core machine would starve each other. Without xdist the marks do
-    nothing.
-    """
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        if XDIST_GROUP_FIXTURES & set(getattr(item, "fixturenames", ())):
-            group = "vllm"
-        elif item.get_closest_marker("vllm") is not None:
-            group = "vllm"
-        elif item.path.parent.name == "scale":
-            group = "ray"
-        else:
-            group = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
 
 # -- the fake OpenAI-compatible server ---------------------------------------------------------
 
