@@ -435,17 +435,46 @@ def read_records(
     """
     records: list[tuple[int, M]] = []
     issues: list[InputIssue] = []
-    for number, data in iter_objects(path):
-        if isinstance(data, InputIssue):
-            issues.append(data)
-            continue
-        try:
-            records.append((number, model.model_validate(data)))
-        except ValidationError as exc:
-            issues.extend(validation_issues(str(path), number, exc))
+    for number, data in _validated_lines(path, model):
+        if isinstance(data, list):
+            issues.extend(data)
+        else:
+            records.append((number, data))
     if issues and not collect:
         raise InputError(issues)
     return records, issues
+
+
+def iter_records(path: str | os.PathLike[str], model: type[M]) -> Iterator[M]:
+    """The ``model`` records of a JSONL file, one at a time (nothing held in memory).
+
+    Args:
+        path: JSONL file (optionally gzipped).
+        model: Pydantic model each line must match.
+
+    Yields:
+        Each line's record, in order.
+
+    Raises:
+        InputError: At the first invalid line (the records before it were yielded).
+    """
+    for _, data in _validated_lines(path, model):
+        if isinstance(data, list):
+            raise InputError(data)
+        yield data
+
+
+def _validated_lines(path: str | os.PathLike[str], model: type[M]
+                     ) -> Iterator[tuple[int, M | list[InputIssue]]]:
+    """Each line's record, or the issues that stop it, with its line number."""
+    for number, data in iter_objects(path):
+        if isinstance(data, InputIssue):
+            yield number, [data]
+            continue
+        try:
+            yield number, model.model_validate(data)
+        except ValidationError as exc:
+            yield number, validation_issues(str(path), number, exc)
 
 
 def summary_path(output: str | os.PathLike[str], suffix: str = "") -> Path:

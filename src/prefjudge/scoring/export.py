@@ -80,9 +80,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import ValidationError
 
-from prefjudge.io import InputError, InputIssue, iter_objects, open_text, validation_issues
+from prefjudge.io import InputError, iter_records, open_text
 from prefjudge.paths import check_path_name
 from prefjudge.records import FuncResult, ScoredSample, Task
 from prefjudge.reporting import Reporter, StageError
@@ -243,13 +242,7 @@ def read_scores(path: Path) -> Iterable[ScoredSample]:
         StageError: When a line is not a scored record (the message names file and line).
     """
     try:
-        for number, data in iter_objects(path):
-            if isinstance(data, InputIssue):
-                raise InputError([data])
-            try:
-                yield ScoredSample.model_validate(data)
-            except ValidationError as exc:
-                raise InputError(validation_issues(str(path), number, exc)) from exc
+        yield from iter_records(path, ScoredSample)
     except InputError as exc:
         raise StageError(f"cannot export {path}: {exc}") from exc
 
