@@ -40,29 +40,22 @@ def evalplus_samples(shared: Path, folder: Path) -> dict[str, Path]:
     return files
 
 
+def judge_on_both_benchmarks(a: Path, b: Path, benchmarks: Path, out: Path) -> list[dict]:
+    """``judge A B --tasks HumanEval+ --tasks MBPP+`` with the evidence judge; its verdicts."""
+    result = invoke("judge", a, b, "--tasks", benchmarks / HUMANEVAL_PLUS,
+                    "--tasks", benchmarks / MBPP_PLUS, "--method", "evidence",
+                    "--criterion", "security", "-o", out)
+    assert result.exit_code == 0, result.output
+    return rows(out)
+
+
 def test_evalplus_sample_files_are_judged_with_repeated_tasks(
     shared_data: Path, tmp_path: Path
 ) -> None:
     samples = evalplus_samples(shared_data, tmp_path)
     benchmarks = shared_data.joinpath(*EVALPLUS)
     out = tmp_path / "verdicts.jsonl"
-    result = invoke(
-        "judge",
-        samples["qwen-14b"],
-        samples["qwen-32b"],
-        "--tasks",
-        benchmarks / HUMANEVAL_PLUS,
-        "--tasks",
-        benchmarks / MBPP_PLUS,
-        "--method",
-        "evidence",
-        "--criterion",
-        "security",
-        "-o",
-        out,
-    )
-    assert result.exit_code == 0, result.output
-    verdicts = rows(out)
+    verdicts = judge_on_both_benchmarks(samples["qwen-14b"], samples["qwen-32b"], benchmarks, out)
     assert [v["task_id"] for v in verdicts] == list(TASKS)
     assert {(v["model_a"], v["model_b"]) for v in verdicts} == {("qwen-14b", "qwen-32b")}
     assert all(v["status"] == "ok" for v in verdicts)
@@ -94,23 +87,8 @@ def test_every_repeated_tasks_option_gives_instructions(shared_data: Path, tmp_p
     gen_a = prefjudge_generations(tmp_path / "a.jsonl", "model-a", wanted)
     gen_b = prefjudge_generations(tmp_path / "b.jsonl", "model-b", wanted)
     out = tmp_path / "verdicts.jsonl"
-    result = invoke(
-        "judge",
-        gen_a,
-        gen_b,
-        "--tasks",
-        benchmarks / HUMANEVAL_PLUS,
-        "--tasks",
-        benchmarks / MBPP_PLUS,
-        "--method",
-        "evidence",
-        "--criterion",
-        "security",
-        "-o",
-        out,
-    )
-    assert result.exit_code == 0, result.output
-    assert [v["task_id"] for v in rows(out)] == list(TASKS)
+    assert [v["task_id"] for v in judge_on_both_benchmarks(gen_a, gen_b, benchmarks, out)] == \
+        list(TASKS)
 
     from prefjudge.judge.pairs import read_pair_inputs
     from prefjudge.reporting import SilentReporter
