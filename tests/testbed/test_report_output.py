@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from pj_cli import cli_argv, flat, invoke
 from test_report_run import _records
 
@@ -79,56 +80,27 @@ def _judge_eval(**bias_overrides: object) -> dict:
     return {"pairs": 40, "pairs_file": "pairs.jsonl", "methods": {"monolithic": {"bias": bias}}}
 
 
+def report_with_judge_eval(scores: Path, summary: Path, html: Path, *, ok: bool) -> Result:
+    """``report SCORES -o HTML --bootstrap 0 --judge-eval SUMMARY``, its exit checked by ``ok``."""
+    return invoke("report", scores, "-o", html, "--bootstrap", 0, "--judge-eval", summary, ok=ok)
+
+
 def test_a_judge_eval_summary_missing_a_field_names_it(tmp_path: Path) -> None:
     scores = _scores(tmp_path / "scores.jsonl")
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps(_judge_eval()), encoding="utf-8")
-    good = invoke(
-        "report",
-        scores,
-        "-o",
-        tmp_path / "r.html",
-        "--bootstrap",
-        0,
-        "--judge-eval",
-        summary,
-        ok=True,
-    )
+    good = report_with_judge_eval(scores, summary, tmp_path / "r.html", ok=True)
     assert "Judge bias" in (tmp_path / "r.html").read_text(encoding="utf-8"), good.output
     broken = _judge_eval()
     del broken["methods"]["monolithic"]["bias"]["longer"]["human"]
     summary.write_text(json.dumps(broken), encoding="utf-8")
-    text = flat(
-        invoke(
-            "report",
-            scores,
-            "-o",
-            tmp_path / "r.html",
-            "--bootstrap",
-            0,
-            "--judge-eval",
-            summary,
-            ok=False,
-        ).output
-    )
+    text = flat(report_with_judge_eval(scores, summary, tmp_path / "r.html", ok=False).output)
     assert (
         f"{summary}: field 'methods.monolithic.bias.longer.human' is missing" in text
         and "--judge-eval" in text
     ), text
     summary.write_text(json.dumps(_judge_eval(style_regression={"judge": {}})), encoding="utf-8")
-    text = flat(
-        invoke(
-            "report",
-            scores,
-            "-o",
-            tmp_path / "r.html",
-            "--bootstrap",
-            0,
-            "--judge-eval",
-            summary,
-            ok=False,
-        ).output
-    )
+    text = flat(report_with_judge_eval(scores, summary, tmp_path / "r.html", ok=False).output)
     assert "field 'methods.monolithic.bias.style_regression.human' is missing" in text
 
 
@@ -136,19 +108,7 @@ def test_a_judge_eval_summary_nested_too_deeply_is_refused(tmp_path: Path) -> No
     scores = _scores(tmp_path / "scores.jsonl")
     summary = tmp_path / "summary.json"
     summary.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    text = flat(
-        invoke(
-            "report",
-            scores,
-            "-o",
-            tmp_path / "r.html",
-            "--bootstrap",
-            0,
-            "--judge-eval",
-            summary,
-            ok=False,
-        ).output
-    )
+    text = flat(report_with_judge_eval(scores, summary, tmp_path / "r.html", ok=False).output)
     assert f"{summary}: not a judge-eval summary (nested too deeply" in text
 
 
