@@ -289,12 +289,17 @@ MBPP_OUTPUT_SET_EQ = {
     "similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
     "larg_nnum", "intersection_array", "find_dissimilar", "Diff",
 }
+MBPP_ORACLES = frozenset({"are_equivalent", "sum_div", "surface_Area", "digit_distance_nums",
+                          *MBPP_OUTPUT_SET_EQ, *MBPP_OUTPUT_NOT_NONE})
+"""The MBPP+ functions whose outputs :func:`_special_match` checks with an oracle."""
+ORACLES = frozenset({("humaneval", "find_zero"), *(("mbpp", name) for name in MBPP_ORACLES)})
+"""The tasks whose outputs EvalPlus checks with an oracle of its own, not by ``==``."""
 
 
 def _special_match(
     dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, exact: Any, atol: float
 ) -> Any:
-    if dataset != "mbpp":
+    if dataset != "mbpp" or entry_point not in MBPP_ORACLES:
         return exact
     if entry_point == "are_equivalent":
         return True
@@ -363,13 +368,6 @@ def check_output(
     return atol
 
 
-ORACLES = frozenset({
-    ("humaneval", "find_zero"),
-    *(("mbpp", name) for name in ("are_equivalent", "sum_div", "surface_Area",
-                                  "digit_distance_nums", *MBPP_OUTPUT_SET_EQ,
-                                  *MBPP_OUTPUT_NOT_NONE)),
-})
-"""The tasks whose outputs EvalPlus checks with an oracle of its own, not by ``==``."""
 
 def _identical(got: dict[str, Any], want: dict[str, Any], dataset: str, entry_point: str
                ) -> bool:
