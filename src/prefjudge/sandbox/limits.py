@@ -83,6 +83,15 @@ class SandboxLimits:
             return self
         return replace(self, **chosen, unset=self.unset - chosen.keys())
 
+    def time_doubled(self) -> SandboxLimits:
+        """These limits with twice the wall and CPU time: what an EvalPlus run gets.
+
+        Copying and digesting a large output costs about what computing it did (a few
+        tasks return hundreds of MB), so a HumanEval+/MBPP+ run that records its outputs,
+        the reference's included, gets the budget twice.
+        """
+        return replace(self, timeout_s=2 * self.timeout_s, cpu_s=2 * self.cpu_s)
+
     def rlimits(self) -> dict[str, int]:
         """The limits the launcher applies, in the launcher's units."""
         return {

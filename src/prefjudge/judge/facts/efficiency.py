@@ -60,7 +60,7 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from prefjudge.judge.facts.correctness import correctness_fact
@@ -181,8 +181,7 @@ def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_IN
 
 
 def _reference(task: Task, limits: SandboxLimits, run: Runner) -> ReferenceOutputs | FuncResult:
-    doubled = replace(limits, timeout_s=2 * limits.timeout_s, cpu_s=2 * limits.cpu_s)
-    return reference_outputs(task, doubled, run)
+    return reference_outputs(task, limits.time_doubled(), run)
 
 
 def warm_imports(*codes: str) -> list[str]:
