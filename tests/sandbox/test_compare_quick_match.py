@@ -1,7 +1,9 @@
 """The quick match (the run sent the reference's own value) never changes a verdict.
 
-``compare._identical`` lets an output that is the same plain data as the reference's pass
-without reading either back; every verdict must be what the full comparison gives, on
+``compare.identical_line`` (the run's line is, character for character, the one the
+harness writes for the reference's own value) and ``compare._identical`` (the line read,
+its type and tagged value are the reference's) let an output pass without being compared
+in full; every verdict must be what the full comparison gives, on
 real sandbox runs: equal values, floats within and beyond the tolerance, NaNs (equal to
 nothing), values Python calls equal across types, tuples for lists, and tasks with an
 oracle of their own.
@@ -50,29 +52,33 @@ CASES = [
 ]
 
 
-def verdicts(quick: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+def verdicts(quick: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple], int]:
+    """The verdicts on every case, and how many outputs were compared in full."""
+    compared: list[int] = []
+    real_check = compare_module.check_output
+
+    def counted(*args):
+        compared.append(1)
+        return real_check(*args)
+
     with monkeypatch.context() as patch:
+        patch.setattr(compare_module, "check_output", counted)
         if not quick:
             patch.setattr(compare_module, "_identical", lambda *args: False)
+            patch.setattr(compare_module.ReferenceOutputs, "identical_lines",
+                          lambda self, task: (None,) * len(self.lines))
         jobs = [(task, code) for task, codes in CASES for code in codes]
         results = run_functional(jobs, limits=FAST, workers=2)
-    return [(r.status, r.detail, r.model_dump(mode="json").get("sets")) for r in results]
+    shown = [(r.status, r.detail, r.model_dump(mode="json").get("sets")) for r in results]
+    return shown, len(compared)
 
 
 def test_the_quick_match_gives_the_full_comparisons_verdicts(
         monkeypatch: pytest.MonkeyPatch) -> None:
     REFERENCES.clear()
-    calls: list[bool] = []
-    real = compare_module._identical
-
-    def counted(*args):
-        calls.append(real(*args))
-        return calls[-1]
-
-    monkeypatch.setattr(compare_module, "_identical", counted)
-    quick = verdicts(True, monkeypatch)
-    assert any(calls) and not all(calls), "the quick way was never (or always) taken"
-    full = verdicts(False, monkeypatch)
+    quick, compared_quick = verdicts(True, monkeypatch)
+    full, compared_full = verdicts(False, monkeypatch)
+    assert 0 < compared_quick < compared_full, "the quick way was never (or always) taken"
     assert quick == full
     statuses = [status for status, _, _ in quick]
     assert statuses == ["pass", "fail", "fail", "pass",  # a tuple is not a list; 1.0 == 1
@@ -80,3 +86,22 @@ def test_the_quick_match_gives_the_full_comparisons_verdicts(
                         "fail", "fail",  # a NaN equals nothing, the reference's own either
                         "pass", "pass", "fail",
                         "pass", "fail"], quick
+
+
+def test_the_harness_writes_an_identical_output_as_the_quick_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that returns the reference's own values passes without a line being read."""
+    task, codes = CASES[0]
+    run_functional([(task, codes[0])], limits=FAST, workers=1)  # the reference, kept
+    reference = REFERENCES.get(task, lambda: pytest.fail("the reference was not kept"))
+    assert reference.identical_lines(task)[0] == (
+        '{"set": "base", "i": 0, "t": "builtins.list", "v": ["l", [["i", "1"], ["i", "2"]]]}')
+    read: list[str] = []
+    real = compare_module._record
+    monkeypatch.setattr(compare_module, "_record",
+                        lambda raw, *args: read.append(raw) or real(raw, *args))
+    results = run_functional([(task, codes[0]), (task, codes[1])], limits=FAST, workers=1)
+    assert [r.status for r in results] == ["pass", "fail"]
+    # the other's first line of each set only (each set is judged on its own)
+    heads = ['{"set": "base", "i": 0, "t', '{"set": "plus", "i": 0, "t']
+    assert [raw[:26] for raw in read] == heads, read

@@ -110,7 +110,11 @@ class OutputsLog:
 
     def append(self, line: dict[str, Any]) -> None:
         """Write ``line`` as one JSON line (all of it, or an OSError)."""
-        view = self._memoryview((self._dumps(line) + "\n").encode("utf-8", "surrogatepass"))
+        self.append_text(self._dumps(line))
+
+    def append_text(self, text: str) -> None:
+        """Write ``text``, one line of JSON already made, and a newline."""
+        view = self._memoryview((text + "\n").encode("utf-8", "surrogatepass"))
         while view:
             view = view[self._write(self._fd, view):]
 
