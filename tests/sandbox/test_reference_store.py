@@ -141,3 +141,18 @@ def test_an_unwritable_folder_is_a_warning_and_the_run_goes_on(
     with caplog.at_level(logging.WARNING, logger="prefjudge.sandbox.references"):
         assert [r.status for r in score(ep_task("HumanEval/9"))] == ["pass", "fail"]
     assert any("could not keep the reference outputs" in m for m in caplog.messages)
+
+
+def test_a_task_whose_data_was_replaced_is_asked_for_anew(tmp_path: Path) -> None:
+    """The key kept per task object follows a field replaced on that same object."""
+    from prefjudge.sandbox.compare import ReferenceOutputs
+
+    cache = ReferenceCache(ReferenceStore(tmp_path))
+    task = ep_task()
+    first = ReferenceOutputs(({"set": "base", "i": 0, "t": "x", "d": "1", "n": 1, "cpu": 0.0},))
+    second = ReferenceOutputs(({"set": "base", "i": 0, "t": "y", "d": "2", "n": 1, "cpu": 0.0},))
+    assert cache.get(task, lambda: first) is first
+    assert cache.get(task, lambda: pytest.fail("asked again")) is first
+    task.plus_inputs = [["b"]]
+    assert cache.get(task, lambda: second) is second
+    assert refs.reference_key(task) != refs.reference_key(ep_task())

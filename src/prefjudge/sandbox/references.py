@@ -57,6 +57,8 @@ STORE_VERSION = 1
 """The on-disk format; bumped when it changes (a new version is a new file name)."""
 
 Runner = Callable[[dict, SandboxLimits], RunOutcome]
+KEYS_KEPT = 4096
+"""Task objects whose :func:`reference_key` a :class:`ReferenceCache` keeps."""
 
 
 def reference_key(task: Task) -> str:
@@ -204,6 +206,7 @@ class ReferenceCache:
         self._lock = threading.Lock()
         self._keys: dict[str, threading.Lock] = {}
         self._done: dict[str, ReferenceOutputs | FuncResult] = {}
+        self._task_keys: dict[int, tuple[tuple, str]] = {}
         self._store = store
         self.disk_hits = 0
 
@@ -213,10 +216,28 @@ class ReferenceCache:
         folder = store_dir()
         return None if folder is None else ReferenceStore(folder)
 
+    def _key(self, task: Task) -> str:
+        """:func:`reference_key`, digested once per task object (every sample asks).
+
+        Kept while the task object and the fields the key reads are the same objects; at
+        most :data:`KEYS_KEPT` of them.
+        """
+        fields = (task, task.task_id, task.entry_point, task.canonical_solution,
+                  task.base_inputs, task.plus_inputs, task.metadata)
+        held = self._task_keys.get(id(task))
+        if held is not None and all(a is b for a, b in zip(held[0], fields, strict=True)):
+            return held[1]
+        key = reference_key(task)
+        with self._lock:
+            if len(self._task_keys) >= KEYS_KEPT:
+                self._task_keys.clear()
+            self._task_keys[id(task)] = (fields, key)
+        return key
+
     def get(self, task: Task, compute: Callable[[], ReferenceOutputs | FuncResult]
             ) -> ReferenceOutputs | FuncResult:
         """The task's reference outputs: from memory, from disk, else from ``compute``."""
-        key = reference_key(task)
+        key = self._key(task)
         with self._lock:
             key_lock = self._keys.setdefault(key, threading.Lock())
         with key_lock:
@@ -241,6 +262,7 @@ class ReferenceCache:
         with self._lock:
             self._done.clear()
             self._keys.clear()
+            self._task_keys.clear()
 
 
 REFERENCES = ReferenceCache()
