@@ -156,3 +156,16 @@ def test_a_task_whose_data_was_replaced_is_asked_for_anew(tmp_path: Path) -> Non
     task.plus_inputs = [["b"]]
     assert cache.get(task, lambda: second) is second
     assert refs.reference_key(task) != refs.reference_key(ep_task())
+
+
+def test_a_payload_is_written_as_json_dumps_writes_it() -> None:
+    """A task's inputs are encoded once; the payload's text is json.dumps's all the same."""
+    from prefjudge.sandbox.process import payload_json
+
+    inputs = [[i, "é\n", [1.5, None]] for i in range(40)]
+    first = {"format": "evalplus", "base_inputs": inputs, "plus_inputs": [], "code": "x"}
+    assert payload_json(first) == json.dumps(first).encode()
+    second = {**first, "code": "y", "nonce": "0f"}
+    assert payload_json(second) == json.dumps(second).encode()
+    replaced = {**second, "base_inputs": [*inputs[:-1], ["changed"]]}
+    assert payload_json(replaced) == json.dumps(replaced).encode()

@@ -116,8 +116,8 @@ def _write_inputs(run_dir: Path, payload: dict[str, Any]) -> None:
     inputs = run_dir / "in"
     inputs.mkdir(mode=0o700)
     fd = os.open(inputs / ".payload.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(payload_json(payload))
 
 
 def _config(plan: IsolationPlan, limits: SandboxLimits, uid: int) -> dict:
@@ -534,6 +534,36 @@ def run_in_sandbox(
     finally:
         _remove_tree(run_dir)
     return outcome_of(streams, nonce)
+
+
+ENCODED_KEPT = 256
+KEPT_FIELDS = frozenset({"base_inputs", "plus_inputs"})
+"""Large payload values (a task's inputs) whose JSON :func:`payload_json` keeps."""
+_ENCODED: dict[int, tuple[Any, str]] = {}
+
+
+def payload_json(payload: dict[str, Any]) -> bytes:
+    """``json.dumps(payload)``, UTF-8, a task's inputs encoded once for all its runs.
+
+    Every sample of a HumanEval+/MBPP+ task sends the task's inputs (up to thousands of
+    them, :data:`KEPT_FIELDS`): the task's own lists, never changed once read. Each is
+    encoded once and its text kept while it is the same object (at most
+    :data:`ENCODED_KEPT` of them), so only the sample's own fields are encoded again. The
+    text is what ``json.dumps`` writes for the whole payload.
+    """
+    parts = []
+    for key, value in payload.items():
+        if key in KEPT_FIELDS and type(value) is list and len(value) >= 32:
+            held = _ENCODED.get(id(value))
+            if held is None or held[0] is not value:
+                if len(_ENCODED) >= ENCODED_KEPT:
+                    _ENCODED.clear()
+                held = _ENCODED[id(value)] = (value, json.dumps(value))
+            text = held[1]
+        else:
+            text = json.dumps(value)
+        parts.append(f"{json.dumps(key)}: {text}")
+    return ("{" + ", ".join(parts) + "}").encode()
 
 
 def seal(payload: dict[str, Any], limits: SandboxLimits) -> tuple[str, dict[str, Any]]:

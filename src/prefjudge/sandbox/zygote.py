@@ -49,6 +49,7 @@ from prefjudge.sandbox.process import (
     _remove_tree,
     _write_owner,
     outcome_of,
+    payload_json,
     read_streams,
     run_in_sandbox,
     seal,
@@ -203,7 +204,7 @@ class Zygote:
         theirs = [out_write, report_write, payload_fd]
         try:
             with os.fdopen(os.dup(payload_fd), "wb") as handle:
-                handle.write(json.dumps(payload).encode())
+                handle.write(payload_json(payload))
             os.lseek(payload_fd, 0, os.SEEK_SET)
             request = {"uid": uid, "gid": uid, "timeout_s": float(limits.timeout_s),
                        "limits": limits.rlimits()}
