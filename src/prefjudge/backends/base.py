@@ -14,6 +14,7 @@ replies and failed calls are never stored, so a rerun asks the model again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -102,8 +103,13 @@ class Request(BaseModel):
     sample: int = Field(default=0, ge=0)
 
     def json_schema(self) -> dict[str, Any] | None:
-        """Return the JSON schema the reply must match, or None for free text."""
-        return None if self.schema_model is None else self.schema_model.model_json_schema()
+        """Return the JSON schema the reply must match, or None for free text.
+
+        A fresh dict each call, read from the schema's JSON text, which is made once per
+        model class (pydantic builds a schema in about a millisecond, and every model call
+        needs it twice: its cache key and its request).
+        """
+        return None if self.schema_model is None else json.loads(_schema_text(self.schema_model))
 
     def effective_seed(self) -> int | None:
         """Return the seed to send: ``sampling.seed + sample``, or None."""
@@ -113,6 +119,12 @@ class Request(BaseModel):
         """Return the schema's name as sent to servers (letters, digits, ``_`` and ``-``)."""
         raw = self.schema_name or (self.schema_model.__name__ if self.schema_model else "reply")
         return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in raw)[:64]
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_text(model: type[BaseModel]) -> str:
+    """The JSON schema of ``model`` as JSON text (made once per class)."""
+    return json.dumps(model.model_json_schema())
 
 
 def chat(request_id: str, *turns: tuple[Role, str] | str, **kwargs: Any) -> Request:

@@ -8,6 +8,14 @@ backoff, honouring ``Retry-After``. ``timeout`` is a deadline for a whole HTTP c
 its body cannot stall a run. Structured requests send the standard
 ``response_format={"type": "json_schema", ...}``.
 
+Connections: the backend keeps one event loop and each replica's clients for its whole
+life (:class:`_Session`), so the calls of every batch (``prefjudge judge`` sends one per
+chunk of pairs) reuse the connections earlier batches opened instead of opening new ones;
+the clients keep ``max_concurrency`` connections idle between batches and open new ones
+a few at a time (:mod:`prefjudge.backends.connections`). Opening hundreds of connections
+at once per batch cost CPU on both sides and overflowed the accept queue of servers with
+a short listen backlog (reset connections, retried).
+
 Replicas: ``base_url`` may list several servers of one model (``vllm serve`` replicas, a
 data-parallel deployment's front ends). Each has its own client and its own
 ``max_concurrency`` slots (:class:`_ReplicaPool`); every call goes to the least-loaded
@@ -27,11 +35,12 @@ import concurrent.futures
 import email.utils
 import os
 import random
+import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from prefjudge.backends.base import (
@@ -46,11 +55,16 @@ from prefjudge.backends.base import (
     Result,
 )
 from prefjudge.backends.cache import ResponseCache
+from prefjudge.backends.connections import replica_clients
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 NO_KEY = "EMPTY"
 OPENAI_URL = "https://api.openai.com/v1"
+
+T = TypeVar("T")
+Work = Callable[[list[Any]], Awaitable[T]]
+"""A batch's coroutine, given the replicas' clients (in ``OpenAIBackend.replicas`` order)."""
 
 
 class MalformedResponse(ValueError):
@@ -106,9 +120,7 @@ def replica_urls(base_url: str | Sequence[str] | None) -> list[str]:
     return urls
 
 
-def endpoint_identity(
-    base_url: str | Sequence[str] | None, endpoint_id: str | None = None
-) -> str:
+def endpoint_identity(base_url: str | Sequence[str] | None, endpoint_id: str | None = None) -> str:
     """Return the endpoint as the cache keys and output bindings know it.
 
     One URL: its normalised form (what every earlier prefjudge used, so existing caches
@@ -319,6 +331,66 @@ class _ReplicaPool:
             timer.cancel()
 
 
+class _Session:
+    """One event loop for the backend's whole life, and the replicas' clients on it.
+
+    ``asyncio.run`` per batch would close the loop, and with it every connection, after
+    each ``generate`` call. The loop is an :class:`asyncio.Runner` (Ctrl-C cancels the
+    batch as under ``asyncio.run``); the clients are made on first use and closed by
+    :meth:`close`. One batch at a time: :meth:`run` returns None without running anything
+    when another thread's batch holds the session (or in a forked child, whose copy of
+    the parent's connections it must not use), and the caller runs that batch on a loop
+    of its own.
+
+    Args:
+        make_clients: Returns one new client per replica.
+    """
+
+    def __init__(self, make_clients: Callable[[], list[Any]]):
+        self._make_clients = make_clients
+        self._runner: Any = asyncio.Runner()  # type: ignore[attr-defined]
+        self._clients: list[Any] | None = None
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def run(self, work: Work[T]) -> tuple[T] | None:
+        """Run one batch on the kept loop and clients.
+
+        Args:
+            work: The batch, given the clients.
+
+        Returns:
+            ``(its result,)``, or None when the session is busy or not this process's.
+        """
+        if os.getpid() != self._pid or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return (_off_running_loop(lambda: self._runner.run(self._with_clients(work))),)
+        finally:
+            self._lock.release()
+
+    async def _with_clients(self, work: Work[T]) -> T:
+        if self._clients is None:
+            self._clients = self._make_clients()
+        return await work(self._clients)
+
+    def close(self) -> None:
+        """Close the clients (their connections) and the loop."""
+        if os.getpid() != self._pid:
+            return
+        with self._lock:
+            clients, self._clients = self._clients, None
+
+            async def close_clients() -> None:
+                await asyncio.gather(*(client.close() for client in clients or []))
+
+            try:
+                if clients:
+                    _off_running_loop(lambda: self._runner.run(close_clients()))
+            finally:
+                _off_running_loop(self._runner.close)
+
+
 class OpenAIBackend(BackendBase):
     """Chat completions over HTTP with the official ``openai`` client.
 
@@ -412,6 +484,7 @@ class OpenAIBackend(BackendBase):
         self.backoff_max = backoff_max
         self.strict_schema = strict_schema
         self.extra_body = dict(extra_body or {})
+        self._session: _Session | None = None
 
     def output_options(self) -> dict[str, Any]:
         """Settings that change outputs: strict schema mode and extra request fields."""
@@ -453,7 +526,17 @@ class OpenAIBackend(BackendBase):
         """
         if not requests:
             return []
-        return _run_sync(self._generate(list(requests), on_result))
+        batch = list(requests)
+        return self._run(lambda clients: self._generate(batch, clients, on_result))
+
+    def close(self) -> None:
+        """Close the connections and the event loop, then the cache."""
+        session, self._session = self._session, None
+        try:
+            if session is not None:
+                session.close()
+        finally:
+            super().close()
 
     def list_models(self) -> list[str]:
         """Return the model names the endpoint lists (``GET /models``).
@@ -492,17 +575,54 @@ class OpenAIBackend(BackendBase):
     def _where(url: str | None) -> str:
         return url or "the OpenAI API"
 
-    def _client(self, base_url: str | None) -> Any:
+    def _client(self, base_url: str | None, http: Any = None) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
-            base_url=base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
+            base_url=base_url,
+            api_key=self._api_key,
+            timeout=self.timeout,
+            max_retries=0,
+            http_client=http,
         )
 
-    async def _generate(self, requests: list[Request], on_result: OnResult | None) -> list[Result]:
+    def _clients(self) -> list[Any]:
+        """Each replica's clients (:func:`~prefjudge.backends.connections.replica_clients`)."""
+        return [
+            replica_clients(
+                lambda http, url=replica.url: self._client(url, http),
+                replica.url,
+                self.max_concurrency,
+            )
+            for replica in self.replicas
+        ]
+
+    def _run(self, work: Work[T]) -> T:
+        """Run a batch on the kept session; on a loop and clients of its own when it is busy.
+
+        Python 3.10 has no :class:`asyncio.Runner`: each batch has its own loop and clients.
+        """
+        if self._session is None and hasattr(asyncio, "Runner"):
+            self._session = _Session(self._clients)
+        done = None if self._session is None else self._session.run(work)
+        if done is not None:
+            return done[0]
+
+        async def alone() -> T:
+            clients = self._clients()
+            try:
+                return await work(clients)
+            finally:
+                await asyncio.gather(*(client.close() for client in clients))
+
+        return _run_sync(alone())
+
+    async def _generate(
+        self, requests: list[Request], clients: list[Any], on_result: OnResult | None
+    ) -> list[Result]:
         pool = _ReplicaPool(
             replicas=self.replicas,
-            clients=[self._client(replica.url) for replica in self.replicas],
+            clients=clients,
             limit=self.max_concurrency,
             backoff_base=self.backoff_base,
             backoff_max=self.backoff_max,
@@ -532,9 +652,9 @@ class OpenAIBackend(BackendBase):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             pool.close()
-            await asyncio.gather(*(client.close() for client in pool.clients))
 
-    def _request_kwargs(self, call: Call) -> dict[str, Any]:
+    def _request_body(self, call: Call) -> dict[str, Any]:
+        """The JSON body of one chat completion (``extra_body`` merged in, as the SDK does)."""
         request = call.request
         sampling = request.sampling
         kwargs: dict[str, Any] = {
@@ -555,9 +675,7 @@ class OpenAIBackend(BackendBase):
             if self.strict_schema:
                 json_schema["strict"] = True
             kwargs["response_format"] = {"type": "json_schema", "json_schema": json_schema}
-        if self.extra_body:
-            kwargs["extra_body"] = self.extra_body
-        return kwargs
+        return {**kwargs, **self.extra_body}
 
     async def _complete(self, pool: _ReplicaPool, call: Call) -> Completion | CallFailure:
         """One call with transport retries; never raises for per-request problems.
@@ -568,10 +686,16 @@ class OpenAIBackend(BackendBase):
         ``pool``; a retry goes to another replica when there is one, at once when one is
         up with a free slot, else after the backoff (which keeps the failed slot, as one
         replica's semaphore always did).
+
+        The body goes with the client's ``post`` (the SDK's way to send a request as it
+        is): ``chat.completions.create`` would first walk the whole body, response schema
+        included, through its parameter transform, which took longer than the rest of
+        the SDK's work per call, to send the same bytes.
         """
         import openai
+        from openai.types.chat import ChatCompletion
 
-        kwargs = self._request_kwargs(call)
+        body = self._request_body(call)
         last = "no attempt made"
         several = len(pool.replicas) > 1
         tried: set[str] = set()
@@ -583,8 +707,11 @@ class OpenAIBackend(BackendBase):
                 retry_after: float | None = None
                 down = True  # a connection error, a timeout or a 5xx: the replica's fault
                 try:
-                    response = await asyncio.wait_for(
-                        pool.clients[index].chat.completions.create(**kwargs), self.timeout
+                    response = await _within(
+                        self.timeout,
+                        pool.clients[index].post(
+                            "/chat/completions", body=body, cast_to=ChatCompletion
+                        ),
                     )
                     outcome = _completion_of(response)
                 except (asyncio.TimeoutError, openai.APITimeoutError):
@@ -638,14 +765,34 @@ class OpenAIBackend(BackendBase):
         return ceiling * (0.5 + random.random() / 2)
 
 
-def _run_sync(coroutine: Any) -> Any:
-    """Run a coroutine to completion, also from code that already runs an event loop."""
+def _off_running_loop(function: Callable[[], T]) -> T:
+    """Call ``function`` here, or in a thread of its own when this thread runs an event loop.
+
+    A loop cannot be run from inside another one (a notebook's, an async caller's).
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return function()
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        return pool.submit(function).result()
+
+
+async def _within(seconds: float, awaitable: Awaitable[T]) -> T:
+    """Await with a deadline (:class:`TimeoutError` past it), without a task of its own.
+
+    ``asyncio.timeout`` (Python 3.11) cancels in place; ``asyncio.wait_for`` wraps the
+    awaitable in a task per call, and is what Python 3.10 has.
+    """
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):  # type: ignore[attr-defined]
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
+
+
+def _run_sync(coroutine: Any) -> Any:
+    """Run a coroutine to completion, also from code that already runs an event loop."""
+    return _off_running_loop(lambda: asyncio.run(coroutine))
 
 
 def _error_detail(exc: Any) -> str:

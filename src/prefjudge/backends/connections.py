@@ -1,0 +1,224 @@
+"""The ``openai`` backend's HTTP connections: kept, sized to the concurrency, opened a few at once.
+
+A run at ``--max-concurrency 256`` would otherwise open 256 connections in one burst. The
+kernel completes every handshake at once and queues them for the server to accept; a
+server listening with a short backlog (Python's ``http.server`` listens with 5) cannot
+take them that fast, and the connections beyond its accept queue are reset a few seconds
+later, after the request was sent: a retry each, and seconds lost. So each client opens
+at most :data:`OPENING` connections at a time, and a new plain-HTTP connection counts as
+open once the server has answered a ``HEAD`` of the models URL on it (answered at once by
+an API server, however long its completions take: the ramp costs a round trip per
+connection, once per connection). Connections then stay open for the backend's life
+(:class:`~prefjudge.backends.openai_http.OpenAIBackend` keeps its clients), and each
+client keeps ``max_concurrency`` of them idle between batches.
+
+A client's pool looks through all its connections for every request it places, so a
+replica's calls are spread over one client per :data:`SHARD` slots (:class:`Shards`), and
+an idle connection is dropped after :data:`KEEPALIVE_EXPIRY` seconds, before a server
+with uvicorn's defaults closes it. HTTPS endpoints and proxies get all but the probe
+(it would have to pass TLS or the proxy first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+#: New connections a replica's clients open at once (fits a listen backlog of 5).
+OPENING = 4
+#: Calls in flight per client: its pool looks through every connection it holds for each
+#: request it places (an expiry check and a poll of the socket each), so a replica at a
+#: concurrency of 256 gets 8 clients of 32 connections rather than one of 256.
+SHARD = 32
+#: Idle connections each client keeps at least (the SDK's own default).
+MIN_KEEPALIVE = 100
+#: The SDK's default ceiling on a client's connections.
+MAX_CONNECTIONS = 1000
+#: Seconds an idle connection is kept: under uvicorn's 5 (``vllm serve``), so that the
+#: client drops it before the server closes it under a request sent at that moment.
+KEEPALIVE_EXPIRY = 4.0
+
+
+class Shards:
+    """The clients of one replica, each with a pool of its own; a call goes to the least busy.
+
+    Offers what the backend uses of an ``openai.AsyncOpenAI``: ``post`` and ``close``.
+
+    Args:
+        clients: The clients (at least one).
+    """
+
+    def __init__(self, clients: list[Any]):
+        self.clients = clients
+        self._inflight = [0] * len(clients)
+
+    async def post(self, *args: Any, **kwargs: Any) -> Any:
+        """``AsyncOpenAI.post`` on the client with the fewest calls in flight."""
+        index = min(range(len(self.clients)), key=self._inflight.__getitem__)
+        self._inflight[index] += 1
+        try:
+            return await self.clients[index].post(*args, **kwargs)
+        finally:
+            self._inflight[index] -= 1
+
+    async def close(self) -> None:
+        """Close every client (their connections)."""
+        await asyncio.gather(*(client.close() for client in self.clients))
+
+
+def replica_clients(
+    make_client: Callable[[Any], Any], base_url: str | None, max_concurrency: int
+) -> Shards:
+    """The clients of one replica: one per :data:`SHARD` calls, sharing one opening gate.
+
+    Args:
+        make_client: Returns an ``openai.AsyncOpenAI`` for the ``http_client`` given.
+        base_url: The replica's base URL (None: OpenAI's, over HTTPS).
+        max_concurrency: Calls in flight on this replica at most.
+
+    Returns:
+        The clients.
+    """
+    count = -(-max_concurrency // SHARD)
+    each = -(-max_concurrency // count)
+    gate = OpeningGate()
+    return Shards([make_client(http_client(base_url, each, gate)) for _ in range(count)])
+
+
+def http_client(base_url: str | None, max_concurrency: int, gate: OpeningGate | None = None) -> Any:
+    """An ``httpx`` client for the SDK: its defaults, sized, opening few connections at once.
+
+    Args:
+        base_url: The replica's base URL (None: OpenAI's, over HTTPS).
+        max_concurrency: Calls in flight on this client at most.
+        gate: The opening gate, shared by the clients of one replica (None: its own).
+
+    Returns:
+        An ``openai.DefaultAsyncHttpxClient`` keeping ``max(100, max_concurrency)`` idle
+        connections for :data:`KEEPALIVE_EXPIRY` seconds, whose new plain-HTTP
+        connections are confirmed before use.
+    """
+    import httpx2
+    import openai
+
+    keep = max(MIN_KEEPALIVE, max_concurrency)
+    limits = httpx2.Limits(
+        max_connections=max(MAX_CONNECTIONS, keep),
+        max_keepalive_connections=keep,
+        keepalive_expiry=KEEPALIVE_EXPIRY,
+    )
+    client = openai.DefaultAsyncHttpxClient(limits=limits)
+    parts = urlsplit(base_url or "")
+    if parts.scheme == "http" and parts.hostname:
+        path = parts.path.rstrip("/") + "/models"
+        _confirm_new_connections(client, path, gate or OpeningGate())
+    return client
+
+
+class OpeningGate:
+    """At most :data:`OPENING` connections opening at once, over the clients that share it."""
+
+    def __init__(self) -> None:
+        self._semaphore: asyncio.Semaphore | None = None
+
+    @property
+    def semaphore(self) -> asyncio.Semaphore:
+        """The semaphore (made on first use, inside the running loop)."""
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(OPENING)
+        return self._semaphore
+
+
+def _confirm_new_connections(client: Any, path: str, gate: OpeningGate) -> None:
+    """Make ``client``'s pool open connections through :class:`ConfirmedOpening`.
+
+    Left as it is when its transport is not the plain connection pool this knows (a proxy,
+    another ``httpcore`` version): connections are then opened as the pool does.
+    """
+    import httpcore2
+
+    transport = getattr(client, "_transport", None)
+    pool = getattr(transport, "_pool", None)
+    inner = getattr(pool, "_network_backend", None)
+    if type(pool) is not httpcore2.AsyncConnectionPool or inner is None:
+        return
+    pool._network_backend = ConfirmedOpening(inner, path, gate)
+
+
+class ConfirmedOpening:
+    """A network backend that opens :data:`OPENING` connections at a time, each confirmed.
+
+    A connection is confirmed when the server answers ``HEAD <path>`` on it (any status:
+    the server has accepted it). A reply with a body, or one that closes the connection,
+    leaves that connection unusable: it is closed and a new one is opened without a
+    probe. Failures to connect or to be answered are raised as the pool's own errors.
+
+    Args:
+        inner: The pool's own network backend.
+        path: The path to ``HEAD`` (the replica's models URL).
+        gate: The replica's opening gate.
+    """
+
+    def __init__(self, inner: Any, path: str, gate: OpeningGate):
+        self._inner = inner
+        self._path = path
+        self._gate = gate
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> Any:
+        """Open a connection once fewer than :data:`OPENING` are opening; confirm it."""
+        async with self._gate.semaphore:
+            stream = await self._inner.connect_tcp(
+                host, port, timeout=timeout, local_address=local_address,
+                socket_options=socket_options,
+            )  # fmt: skip
+            try:
+                usable = await self._confirm(stream, host, port, timeout)
+            except BaseException:
+                await stream.aclose()
+                raise
+        if usable:
+            return stream
+        await stream.aclose()
+        return await self._inner.connect_tcp(
+            host, port, timeout=timeout, local_address=local_address,
+            socket_options=socket_options,
+        )  # fmt: skip
+
+    async def _confirm(self, stream: Any, host: str, port: int, timeout: float | None) -> bool:
+        """Send the probe and read its reply's head; whether the connection is still usable."""
+        import httpcore2
+
+        probe = (
+            f"HEAD {self._path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: prefjudge\r\n\r\n"
+        )
+        await stream.write(probe.encode("ascii"), timeout=timeout)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            chunk = await stream.read(65536, timeout=timeout)
+            if not chunk:
+                raise httpcore2.ConnectError("the server closed a new connection at once")
+            reply += chunk
+        head, _, rest = reply.partition(b"\r\n\r\n")
+        closes = b"\r\nconnection: close" in head.lower()
+        return not rest and not closes
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> Any:
+        """A Unix socket, as the pool's own backend opens it."""  # fmt: skip
+        return await self._inner.connect_unix_socket(
+            path, timeout=timeout, socket_options=socket_options
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, as the pool's own backend does."""
+        await self._inner.sleep(seconds)
