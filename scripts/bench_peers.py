@@ -47,8 +47,15 @@ What it does, in order:
    same command again: nothing is scored again) and the files are read back by the peer's
    own code in its venv (``peers/export_check.py``); otherwise it says so and skips.
 
+7. HumanEval+/MBPP+: the samples' own CPU (``peers/code_cpu.py``: each sample's function
+   called on every input, EvalPlus's time limits, no harness at all), which any faithful
+   harness spends; each tool's CPU beyond it is its overhead, and the table gives the ratio
+   of the two overheads beside the ratio of the totals (a sample whose solutions compute a
+   lot bounds the total ratio from below, whatever the harness costs).
+
 Output: progress on stderr; on stdout a summary table (per benchmark: samples, agreement,
-disagreements by class, median wall and CPU seconds of each tool and prefjudge/peer ratios)
+disagreements by class, median wall and CPU seconds of each tool and prefjudge/peer ratios,
+the samples' own CPU and the overhead ratio)
 and a table of every disagreement (sample, origin, class, both tools' verdict per run, both
 details); everything (settings, versions, samples, every run, verdicts, timings, library
 alignment, waiting-task timings, export check) in ``--out`` as JSON. On EvalPlus's wall
@@ -383,6 +390,15 @@ def check_exports(args: argparse.Namespace, benches: list[Bench], peers: dict[st
     return results
 
 
+def measure_code_cpu(bench: Bench, err: Console) -> dict:
+    """The samples' own CPU on HumanEval+/MBPP+ (``peers.code_cpu``, in a process of its own)."""
+    err.log(f"{bench.name}: measuring the samples' own CPU (plain calls, no harness)")
+    done = subprocess.run(
+        [sys.executable, "-m", "peers.code_cpu", str(bench.subset), str(bench.samples_file)],
+        cwd=Path(__file__).resolve().parent, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def main() -> int:
     args = parse_args()
     err = Console(stderr=True)
@@ -404,9 +420,13 @@ def main() -> int:
     run_all(args, benches, peers, err)
     results = {}
     for bench in benches:
-        results[bench.name] = {"peer": bench.peer,
-                               **compare.compare(bench.keys, bench.origins, bench.peer,
-                                                 bench.runs)}
+        code = measure_code_cpu(bench, err) if bench.peer == "evalplus" else None
+        results[bench.name] = {"peer": bench.peer, **compare.compare(
+            bench.keys, bench.origins, bench.peer, bench.runs,
+            frozenset(code["tight"]) if code else frozenset())}
+        if code:
+            compare.add_overhead(results[bench.name], code["samples_cpu_s"])
+            results[bench.name]["tight"] = code["tight"]
     if "bigcodebench" in results and "bigcodebench-waiting" in results:
         results["bigcodebench+waiting"] = compare.combine(results["bigcodebench"],
                                                           results["bigcodebench-waiting"])

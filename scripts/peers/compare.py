@@ -9,7 +9,9 @@ Classes of a disagreement (first that applies):
 
 - ``prefjudge-error``: prefjudge could not judge (status ``error``: not a verdict);
 - ``peer-wallclock``: the peer fails the sample, prefjudge passes it, and the peer timed
-  out on it in some run or its verdict flips between runs (the peer's limits are wall-clock;
+  out on it in some run, or its verdict flips between runs, or the sample is *tight* (one
+  of its own calls takes a quarter of EvalPlus's limit or more, ``peers/code_cpu.py``:
+  EvalPlus reports a call past its limit as ``fail``) (the peer's limits are wall-clock;
   prefjudge's per-input limits are CPU time);
 - ``prefjudge-no-network``: prefjudge fails a sample the peer passes, and its detail shows
   the code found no network (prefjudge's sandbox has none, not even loopback, by design;
@@ -64,16 +66,21 @@ def _agree(peer: Verdict, ours: Verdict) -> tuple[bool, str]:
     return True, ""
 
 
-def classify(peer_runs: Sequence[Verdict], our_runs: Sequence[Verdict], level: str) -> str:
-    """The class of one disagreement (see the module docstring)."""
+def classify(peer_runs: Sequence[Verdict], our_runs: Sequence[Verdict], level: str,
+             tight: bool = False) -> str:
+    """The class of one disagreement (see the module docstring).
+
+    ``tight``: the sample's own slowest call comes near EvalPlus's time limit
+    (``peers.code_cpu``).
+    """
     peer, ours = majority(peer_runs), majority(our_runs)
     pick = (lambda v: v.sets.get(level) or v.status) if level in ("base", "plus") else (
         lambda v: v.status)
     if ours.status == "error":
         return "prefjudge-error"
     if _passes(pick(ours)) and not _passes(pick(peer)):
-        if any(pick(v) == "timeout" for v in peer_runs) or flips([Verdict(pick(v))
-                                                                 for v in peer_runs]):
+        if tight or any(pick(v) == "timeout" for v in peer_runs) or flips(
+                [Verdict(pick(v)) for v in peer_runs]):
             return "peer-wallclock"
     if not _passes(pick(ours)) and _passes(pick(peer)):
         if pick(ours) == "timeout":
@@ -86,7 +93,7 @@ def classify(peer_runs: Sequence[Verdict], our_runs: Sequence[Verdict], level: s
 
 
 def compare(keys: Sequence[Key], origins: dict[Key, dict], peer: str,
-            runs: Sequence[Run]) -> dict:
+            runs: Sequence[Run], tight: frozenset[str] = frozenset()) -> dict:
     """Compare the peer's and prefjudge's verdicts on every sample of one benchmark.
 
     Args:
@@ -94,6 +101,7 @@ def compare(keys: Sequence[Key], origins: dict[Key, dict], peer: str,
         origins: Per key, where the sample came from (``origin``, ``kind``).
         peer: ``evalplus`` or ``bigcodebench``.
         runs: Every run of both tools on this benchmark (warm-up included).
+        tight: Samples (``task_id#n``) whose slowest call comes near EvalPlus's limit.
 
     Returns:
         ``{"samples", "agree", "disagreements": [...], "flips": {...}, "timing": {...}}``.
@@ -123,7 +131,7 @@ def compare(keys: Sequence[Key], origins: dict[Key, dict], peer: str,
                                       if v.sets else "") for v in ours],
             "peer_detail": majority(theirs).detail,
             "prefjudge_detail": majority(ours).detail,
-            "class": classify(theirs, ours, level),
+            "class": classify(theirs, ours, level, name in tight),
         })
     return {"samples": len(keys), "agree": agree, "disagreements": disagreements,
             "flips": flipped, "timing": timing(by_tool)}
@@ -179,7 +187,7 @@ def summary_table(results: dict[str, dict]) -> Table:
     table = Table(title="prefjudge vs peers: verdicts and time (medians of the timed runs)")
     for column in ("benchmark", "peer", "samples", "agree", "disagree (by class)",
                    "peer wall s", "pj wall s", "wall pj/peer", "peer CPU s", "pj CPU s",
-                   "CPU pj/peer"):
+                   "CPU pj/peer", "code CPU s", "overhead pj/peer"):
         table.add_column(column, justify="left" if column in (
             "benchmark", "peer", "disagree (by class)") else "right")
     for bench, result in results.items():
@@ -195,8 +203,27 @@ def summary_table(results: dict[str, dict]) -> Table:
             ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) or "0",
             fmt(t.get(peer, {}).get("wall_s")), fmt(t.get(PREFJUDGE, {}).get("wall_s")),
             fmt(t.get("ratio_wall"), 2), fmt(t.get(peer, {}).get("cpu_s")),
-            fmt(t.get(PREFJUDGE, {}).get("cpu_s")), fmt(t.get("ratio_cpu"), 2))
+            fmt(t.get(PREFJUDGE, {}).get("cpu_s")), fmt(t.get("ratio_cpu"), 2),
+            fmt(t.get("code_cpu_s")), fmt(t.get("ratio_overhead"), 2))
     return table
+
+
+def add_overhead(result: dict, code_cpu_s: float) -> None:
+    """Add the candidates' own CPU to ``result``'s timing, and each tool's CPU beyond it.
+
+    ``overhead_cpu_s`` per tool is its median CPU less what the samples' own calls take
+    (``peers.code_cpu``: common to every faithful harness); ``ratio_overhead`` is
+    prefjudge's over the peer's.
+    """
+    timing = result["timing"]
+    timing["code_cpu_s"] = code_cpu_s
+    for tool in (result["peer"], PREFJUDGE):
+        if timing.get(tool, {}).get("cpu_s") is not None:
+            timing[tool]["overhead_cpu_s"] = round(timing[tool]["cpu_s"] - code_cpu_s, 2)
+    ours = timing.get(PREFJUDGE, {}).get("overhead_cpu_s")
+    theirs = timing.get(result["peer"], {}).get("overhead_cpu_s")
+    if ours is not None and theirs:
+        timing["ratio_overhead"] = round(ours / theirs, 3)
 
 
 def disagreement_table(bench: str, result: dict) -> Table:
