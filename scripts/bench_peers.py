@@ -425,7 +425,8 @@ def main() -> int:
             bench.keys, bench.origins, bench.peer, bench.runs,
             frozenset(code["tight"]) if code else frozenset())}
         if code:
-            compare.add_overhead(results[bench.name], code["samples_cpu_s"])
+            compare.add_overhead(results[bench.name], code["samples_cpu_s"], bench.runs,
+                                 code["tight"])
             results[bench.name]["tight"] = code["tight"]
     if "bigcodebench" in results and "bigcodebench-waiting" in results:
         results["bigcodebench+waiting"] = compare.combine(results["bigcodebench"],

@@ -208,15 +208,25 @@ def summary_table(results: dict[str, dict]) -> Table:
     return table
 
 
-def add_overhead(result: dict, code_cpu_s: float) -> None:
+def add_overhead(result: dict, code_cpu_s: float, runs: Sequence[Run],
+                 tight: Sequence[str]) -> None:
     """Add the candidates' own CPU to ``result``'s timing, and each tool's CPU beyond it.
 
     ``overhead_cpu_s`` per tool is its median CPU less what the samples' own calls take
     (``peers.code_cpu``: common to every faithful harness); ``ratio_overhead`` is
-    prefjudge's over the peer's.
+    prefjudge's over the peer's. Only while both tools made the same calls: a tight sample
+    that did not pass in some run was cut short there by a wall-clock limit (the peer's)
+    or a CPU limit, so the tools' calls differ and no overhead is given
+    (``overhead_note`` says which samples).
     """
     timing = result["timing"]
     timing["code_cpu_s"] = code_cpu_s
+    cut = sorted({name for run in runs for (task_id, n), verdict in run.verdicts.items()
+                  if (name := f"{task_id}#{n}") in tight and not _passes(verdict.status)})
+    if cut:
+        timing["overhead_note"] = ("not comparable: tight samples cut short in some run: "
+                                   + ", ".join(cut))
+        return
     for tool in (result["peer"], PREFJUDGE):
         if timing.get(tool, {}).get("cpu_s") is not None:
             timing[tool]["overhead_cpu_s"] = round(timing[tool]["cpu_s"] - code_cpu_s, 2)
