@@ -8,8 +8,10 @@ forked child of this process, its function called on every input (MBPP+ inputs r
 EvalPlus rebuilds them), each call limited to EvalPlus's time (``max(1 s, 4 x the
 reference's)``, here CPU time), output to /dev/null, nothing compared. Only the calls are
 timed (``time.process_time`` around each), summed over all samples. A sample is *tight*
-(:data:`TIGHT`) when one of its calls comes near its limit: the peer's wall-clock limit can
-fail it under load while prefjudge's CPU-time limit passes it.
+(:data:`TIGHT`) when one of its calls comes near its limit, or reaches it: the peer's
+wall-clock limit can fail it under load while prefjudge's CPU-time limit passes it, and a
+call stopped at a wall-clock limit takes less CPU than one stopped at a CPU-time limit
+when the machine is loaded.
 
 Run as a script (``python -m peers.code_cpu TASKS SAMPLES``) so that the samples' side
 effects stay out of the benchmark's process; prints one JSON object.
@@ -73,6 +75,10 @@ def _calls(code: str, entry_point: str, sets: list[list], limits: list[list[floa
             try:
                 signal.setitimer(signal.ITIMER_PROF, limit)
                 function(*inp)
+            except _Late:  # a call that reached its limit: as tight as can be
+                total += time.process_time() - start
+                times[-1].append(limit)
+                break
             except BaseException:
                 total += time.process_time() - start
                 break

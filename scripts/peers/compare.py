@@ -215,9 +215,10 @@ def add_overhead(result: dict, code_cpu_s: float, runs: Sequence[Run],
     ``overhead_cpu_s`` per tool is its median CPU less what the samples' own calls take
     (``peers.code_cpu``: common to every faithful harness); ``ratio_overhead`` is
     prefjudge's over the peer's. Only while both tools made the same calls: a tight sample
-    that did not pass in some run was cut short there by a wall-clock limit (the peer's)
-    or a CPU limit, so the tools' calls differ and no overhead is given
-    (``overhead_note`` says which samples).
+    that did not pass in some run was cut short there by a wall-clock limit (the peer's:
+    on a loaded machine, before its CPU reached the limit) or a CPU-time limit
+    (prefjudge's), so the tools' calls differ and no overhead is given (``overhead_note``
+    says which samples).
     """
     timing = result["timing"]
     timing["code_cpu_s"] = code_cpu_s
