@@ -17,7 +17,7 @@ LAYERS = {
 SHARED = {"records", "io", "journal", "stats", "paths", "features", "reporting", "interrupts",
           "__init__"}
 # imports between stages of one layer that the architecture allows
-ALLOWED_SIDEWAYS = {("persona", "judge")}
+ALLOWED_SIDEWAYS = {("persona", "judge"), ("scale", "judge")}
 
 
 def _imports() -> list[tuple[str, str, str]]:

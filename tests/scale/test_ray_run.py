@@ -39,3 +39,26 @@ def test_run_scores_on_ray_with_the_records_of_a_local_score(
     assert len(engines) == 2 and all(
         engine["settings"]["address"] == ray_cluster.address
         and engine["settings"]["shard_size"] == 3 for engine in engines), engines
+
+
+def test_run_finds_the_evidence_of_its_judge_stages_on_ray(
+    ray_cluster, fake_server, tmp_path: Path
+) -> None:
+    experiment = fake_experiment(tmp_path / "e", fake_server.url, judge=False)
+    text = experiment.read_text().replace("[rank]", '[judge]\nmethod = "evidence"\n\n[rank]')
+    experiment.write_text(text)
+    run_cli("run", str(experiment), "--engine", "ray", "--address", ray_cluster.address,
+            "--shard-size", "3", timeout=900)
+    root = tmp_path / "e" / "results" / "fake"
+    manifest = json.loads((root / "manifest.json").read_text())
+    [stage] = [stage for stage in manifest["stages"] if stage["kind"] == "judge"]
+    engine = stage["settings"]["engine"]
+    assert engine["settings"]["address"] == ray_cluster.address and engine["shard_size"] == 3
+    [judged] = sorted((root / "judgments").glob("*.jsonl"))
+    generations = sorted((root / "generations").glob("model-*.jsonl"))
+    local = tmp_path / "local.jsonl"
+    augmented = str(root / "augmented.jsonl")
+    run_cli("judge", *map(str, generations), "--tasks", augmented, "--tests", augmented,
+            "--method", "evidence", "-o", str(local))
+    mine = {v["pair_id"]: v for v in rows(local)}
+    assert mine and {v["pair_id"]: v for v in rows(judged)} == mine

@@ -1,4 +1,9 @@
-"""``--engine local|ray`` and the Ray engine's options (``score`` and ``run``)."""
+"""``--engine local|ray`` and the Ray engine's options (score, judge, judge-eval, run).
+
+``score`` scores its shards on the cluster; ``judge`` and ``judge-eval`` find the evidence
+facts of ``--method evidence|hybrid`` there (``hybrid``'s fallback model is asked on this
+machine); ``run`` does both for its stages.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 import click
 
+from prefjudge.scale.judge_engine import JUDGE_SHARD_SIZE, RayJudgeEngine
 from prefjudge.scale.ray_engine import RaySettings
 from prefjudge.scale.score_engine import RayEngine
 
@@ -18,8 +24,9 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     defaults = RaySettings()
     options = [
         click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
-                     help="Where to score: this machine, or a Ray cluster (pip install "
-                          "'prefjudge[ray]'); same records either way."),
+                     help="Where to score, and to find the facts of --method evidence|hybrid: "
+                          "this machine, or a Ray cluster (pip install 'prefjudge[ray]'); "
+                          "same records and verdicts either way."),
         click.option("--address", default=defaults.address, show_default=True,
                      help="Ray cluster (--engine ray): 'auto' (the cluster this machine "
                           "belongs to), ray://HOST:PORT, HOST:PORT of the head node, or "
@@ -27,8 +34,10 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-degraded", is_flag=True,
                      help="--engine ray: accept nodes that only sandbox in the rlimits "
                           "fallback (no network or filesystem isolation)."),
-        click.option("--shard-size", type=click.IntRange(min=1), default=defaults.shard_size,
-                     show_default=True, help="--engine ray: generations per Ray task."),
+        click.option("--shard-size", type=click.IntRange(min=1), default=None,
+                     help="--engine ray: generations per Ray task when scoring "
+                          f"[default: {defaults.shard_size}], pairs per Ray task when "
+                          f"judging [default: {JUDGE_SHARD_SIZE}]."),
         click.option("--shard-cpus", type=click.IntRange(min=1),
                      default=defaults.cpus_per_shard, show_default=True,
                      help="--engine ray: CPUs (and parallel sandboxes) per shard."),
@@ -41,17 +50,44 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def ray_settings(address: str, allow_degraded: bool, shard_size: int, shard_cpus: int,
+def ray_settings(address: str, allow_degraded: bool, shard_size: int | None, shard_cpus: int,
                  max_in_flight: int | None) -> RaySettings:
-    """The Ray engine's settings from the command's options."""
-    return RaySettings(address=address, allow_degraded=allow_degraded, shard_size=shard_size,
+    """The Ray engine's settings from the command's options (``shard_size``: generations)."""
+    return RaySettings(address=address, allow_degraded=allow_degraded,
+                       shard_size=shard_size or RaySettings().shard_size,
                        cpus_per_shard=shard_cpus, max_in_flight=max_in_flight)
 
 
-def scoring_engine(engine: str, address: str, allow_degraded: bool, shard_size: int,
+def judging_engine(engine: str, address: str, allow_degraded: bool, shard_size: int | None,
+                   shard_cpus: int, max_in_flight: int | None) -> RayJudgeEngine | None:
+    """Where evidence facts are found: None for this machine, else the Ray engine."""
+    if engine == "local":
+        return None
+    return RayJudgeEngine(ray_settings(address, allow_degraded, None, shard_cpus,
+                                       max_in_flight),
+                          shard_size=shard_size or JUDGE_SHARD_SIZE)
+
+
+def scoring_engine(engine: str, address: str, allow_degraded: bool, shard_size: int | None,
                    shard_cpus: int, max_in_flight: int | None) -> RayEngine | None:
     """The engine ``score_file`` runs on: None for this machine, else the Ray engine."""
     if engine == "local":
         return None
     return RayEngine(ray_settings(address, allow_degraded, shard_size, shard_cpus,
                                   max_in_flight))
+
+
+def check_judging_engine(engine: str, methods: tuple[str, ...], fallback: str) -> None:
+    """Refuse ``--engine ray`` when no method finds evidence facts (nothing would run there).
+
+    Raises:
+        click.UsageError: Naming the methods, when none of them is ``evidence``/``hybrid``.
+    """
+    from prefjudge.judge.run import uses_evidence_facts
+
+    if engine == "local" or any(uses_evidence_facts(m, fallback) for m in methods):
+        return
+    raise click.UsageError(
+        f"--engine ray finds the evidence facts of --method evidence|hybrid on a Ray "
+        f"cluster; --method {', '.join(methods)} has none (its work is model calls, made "
+        "from this machine): drop --engine ray", ctx=None)

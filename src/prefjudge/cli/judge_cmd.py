@@ -17,6 +17,7 @@ from rich.table import Table
 from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import stdout
+from prefjudge.cli.engine_options import check_judging_engine, engine_options, judging_engine
 from prefjudge.cli.judge_splits import bias_table, methods_table, split_table
 from prefjudge.cli.judging import (
     JUDGE_SAMPLING,
@@ -304,6 +305,7 @@ def pair(
 @force_new_option
 @judge_options
 @backend_options(stage="judge", sampling=JUDGE_SAMPLING)
+@engine_options
 def judge(
     inputs: tuple[str, ...],
     output: Path,
@@ -323,6 +325,12 @@ def judge(
     guidance_dir: str | None,
     backend_config: BackendConfig,
     chunk_size: int,
+    engine: str,
+    address: str,
+    allow_degraded: bool,
+    shard_size: int | None,
+    shard_cpus: int,
+    max_in_flight: int | None,
     **opts: Any,
 ) -> None:
     """Judge many pairs.
@@ -332,6 +340,10 @@ def judge(
     OWNER/NAME; hub:OWNER/NAME for any other), with --split and --subset. With two
     arguments, they are generation files of two models joined on task_id, and on protocol,
     k and sample when both carry them (instructions from --tasks or a `prompt` field).
+
+    --engine ray finds the facts of --method evidence|hybrid on a Ray cluster's
+    sandbox-capable nodes, in shards of --shard-size pairs; hybrid's fallback model is asked
+    from this machine. The verdicts are a local run's, so a run may switch engines and resume.
     """
     console = Console(stderr=True)
     reporter = ConsoleReporter(console)
@@ -351,6 +363,9 @@ def judge(
         force_new=force_new,
         bootstrap=bootstrap,
         ci_seed=ci_seed,
+        engine=judging_engine(
+            engine, address, allow_degraded, shard_size, shard_cpus, max_in_flight
+        ),
         **judge_option_values(
             opts,
             guidance_dir=guidance_dir,
@@ -358,6 +373,7 @@ def judge(
             sampling=backend_config.sampling(**JUDGE_SAMPLING),
         ),
     )
+    check_judging_engine(engine, (method,), settings.fallback)
     try:
         prepared = prepare_judge_file(settings, reporter)
         needs_model = method_traits(method, settings.fallback).needs_model
@@ -446,6 +462,7 @@ def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table
 @force_new_option
 @judge_options
 @backend_options(stage="judge", sampling=JUDGE_SAMPLING)
+@engine_options
 def judge_eval(
     pairs_paths: tuple[str, ...],
     methods: tuple[str, ...],
@@ -463,6 +480,12 @@ def judge_eval(
     guidance_dir: str | None,
     backend_config: BackendConfig,
     chunk_size: int,
+    engine: str,
+    address: str,
+    allow_degraded: bool,
+    shard_size: int | None,
+    shard_cpus: int,
+    max_in_flight: int | None,
     **opts: Any,
 ) -> None:
     """Measure judges against human labels, side by side per method.
@@ -474,6 +497,8 @@ def judge_eval(
     macro-F1 with bootstrap CIs, position consistency, tie rate, confusion matrix and
     cost; verdicts are journaled per method, so a rerun resumes.
     --seed is the judge's sampling seed; --ci-seed only reseeds the intervals.
+    --engine ray finds the facts of evidence|hybrid on a Ray cluster (as for judge); the
+    model-based methods judge from this machine.
     """
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
@@ -493,6 +518,9 @@ def judge_eval(
         skip_invalid=skip_invalid,
         retry_errors=retry_errors,
         force_new=force_new,
+        engine=judging_engine(
+            engine, address, allow_degraded, shard_size, shard_cpus, max_in_flight
+        ),
         **judge_option_values(
             opts,
             guidance_dir=guidance_dir,
@@ -500,6 +528,7 @@ def judge_eval(
             sampling=backend_config.sampling(**JUDGE_SAMPLING),
         ),
     )
+    check_judging_engine(engine, tuple(settings.methods), settings.fallback)
     try:
         prepared = prepare_judge_eval(settings, reporter)
         needs_model = any(method_traits(m, settings.fallback).needs_model for m in settings.methods)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from prefjudge.cli import main
-from prefjudge.cli.engine_options import engine_options, scoring_engine
+from prefjudge.cli.engine_options import engine_options, judging_engine, scoring_engine
 from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.experiment.config import load_experiment
 from prefjudge.experiment.runner import run_experiment
@@ -21,7 +21,7 @@ from prefjudge.reporting import StageError
               help="Print the stages with the model requests each makes; run nothing.")
 @engine_options
 def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
-                allow_degraded: bool, shard_size: int, shard_cpus: int,
+                allow_degraded: bool, shard_size: int | None, shard_cpus: int,
                 max_in_flight: int | None) -> None:
     """Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.
 
@@ -34,7 +34,9 @@ def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
     per stage). The plan and the result tables go to stdout, progress to stderr.
 
     --engine ray scores on a Ray cluster (the score stages get the engine's options; the
-    records are the same as a local run's, so a study may switch engines and resume).
+    records are the same as a local run's, so a study may switch engines and resume), and
+    judge stages of method evidence|hybrid find their facts there (hybrid's fallback model
+    is asked from this machine; --shard-size counts pairs there).
     """
     try:
         experiment, base = load_experiment(experiment_file)
@@ -44,6 +46,8 @@ def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
         run_experiment(experiment, base, Path(experiment_file).resolve(), ConsoleReporter(),
                        dry_run=dry_run,
                        score_engine=scoring_engine(engine, address, allow_degraded, shard_size,
+                                                   shard_cpus, max_in_flight),
+                       judge_engine=judging_engine(engine, address, allow_degraded, shard_size,
                                                    shard_cpus, max_in_flight))
     except InputError as exc:  # the benchmark cannot be read: nothing has been made
         raise click.ClickException(str(exc)) from None

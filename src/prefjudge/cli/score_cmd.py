@@ -112,7 +112,7 @@ def score_command(
     engine: Literal["local", "ray"],
     address: str,
     allow_degraded: bool,
-    shard_size: int,
+    shard_size: int | None,
     shard_cpus: int,
     max_in_flight: int | None,
     force_new: bool,

@@ -37,7 +37,7 @@ from prefjudge.backends.base import Sampling
 from prefjudge.backends.config import BackendConfig
 from prefjudge.experiment.config import BackendSpec, Experiment, ModelSpec
 from prefjudge.judge import MethodTraits, method_traits
-from prefjudge.judge.run import JudgeFileSettings
+from prefjudge.judge.run import JudgeFileSettings, JudgingEngine
 from prefjudge.judge.settings import JUDGE_SAMPLING
 from prefjudge.persona.run import (
     COMPARE_SAMPLING,
@@ -229,7 +229,11 @@ def benchmark_source(base: Path, value: str) -> str:
 
 
 def build_plan(
-    experiment: Experiment, base: Path, n_tasks: int, score_engine: ScoringEngine | None = None
+    experiment: Experiment,
+    base: Path,
+    n_tasks: int,
+    score_engine: ScoringEngine | None = None,
+    judge_engine: JudgingEngine | None = None,
 ) -> tuple[Path, list[Stage]]:
     """Every stage of ``experiment``, in order, and its results folder.
 
@@ -238,6 +242,8 @@ def build_plan(
         base: The folder relative paths of the file are relative to.
         n_tasks: Tasks of the benchmark slice (for request counts).
         score_engine: Where the score stages run (None: this machine).
+        judge_engine: Where the judge stages of ``evidence``/``hybrid`` find their facts
+            (None: this machine).
     """
     root = (base / experiment.experiment.results / experiment.experiment.name).resolve()
     cache = root / "cache.sqlite"
@@ -357,6 +363,7 @@ def build_plan(
                 fallback=judge.fallback if _uses_fallback(traits, judge.method) else "criteralign",
                 guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
                 sampling=judge_sampling,
+                engine=judge_engine if traits.needs_tests else None,
             )
             judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
             stages.append(

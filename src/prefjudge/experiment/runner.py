@@ -39,7 +39,7 @@ from prefjudge.experiment.plan import (
 from prefjudge.experiment.progress import requests_left
 from prefjudge.io import InputError, read_existing
 from prefjudge.journal import file_fingerprint, output_choice
-from prefjudge.judge.run import judge_file
+from prefjudge.judge.run import JudgingEngine, judge_file
 from prefjudge.persona.run import compare_files, rewrite_file
 from prefjudge.ranking.run import correlate_file, rank_file, rank_tables
 from prefjudge.reporting import Reporter, StageError, TextTable
@@ -190,6 +190,7 @@ def run_experiment(
     *,
     dry_run: bool = False,
     score_engine: ScoringEngine | None = None,
+    judge_engine: JudgingEngine | None = None,
 ) -> dict[str, Any]:
     """Run (or with ``dry_run`` only show) every stage of ``experiment``.
 
@@ -201,6 +202,9 @@ def run_experiment(
         dry_run: Show the plan with request counts per stage, and run nothing.
         score_engine: Where the score stages run (None: this machine; ``--engine ray``
             gives a :class:`prefjudge.scale.score_engine.RayEngine`).
+        judge_engine: Where the judge stages of ``evidence``/``hybrid`` find their facts
+            (None: this machine; ``--engine ray`` gives a
+            :class:`prefjudge.scale.judge_engine.RayJudgeEngine`).
 
     Returns:
         The manifest (also written to ``manifest.json`` unless ``dry_run``).
@@ -215,7 +219,7 @@ def run_experiment(
         n_tasks = count_tasks(experiment, base)
     except SourceError as exc:  # a missing file, a bad or uncached hub name: the file's line
         raise InputError([issue_at(source_file, ("benchmark", "source"), str(exc))]) from None
-    root, stages = build_plan(experiment, base, n_tasks, score_engine)
+    root, stages = build_plan(experiment, base, n_tasks, score_engine, judge_engine)
     reporter.table(plan_table(stages, root, result=dry_run))
     manifest: dict[str, Any] = {
         "experiment": experiment.experiment.name,

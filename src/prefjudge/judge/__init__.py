@@ -155,10 +155,7 @@ def judge_pairs(
     """
     if settings.method not in METHODS:
         raise ValueError(f"unknown method {settings.method!r}; choose from {sorted(METHODS)}")
-    ids = [p.pair_id for p in pairs]
-    if len(set(ids)) != len(ids):
-        dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise ValueError(f"duplicate pair ids: {dupes}")
+    check_unique_ids(pairs)
     ledger = Ledger()
     method = METHODS[settings.method](backend, settings, ledger)
     counter = tokenizer_for(settings.tokenizer)
@@ -171,6 +168,18 @@ def judge_pairs(
         close = getattr(method, "close", None)
         if close is not None:
             close()
+
+
+def check_unique_ids(pairs: Sequence[Pair]) -> None:
+    """Refuse pairs whose ids repeat (verdicts are keyed by pair id).
+
+    Raises:
+        ValueError: Naming up to five repeated ids.
+    """
+    ids = [p.pair_id for p in pairs]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise ValueError(f"duplicate pair ids: {dupes}")
 
 
 def with_features(verdict: Verdict, pair: Pair, counter: TokenCounter) -> Verdict:

@@ -30,7 +30,7 @@ from prefjudge.judge.heldout import (
     paired_differences,
 )
 from prefjudge.judge.pairs import PairInputs
-from prefjudge.judge.run import judge_to_file
+from prefjudge.judge.run import JudgingEngine, judge_to_file
 from prefjudge.judge.settings import (
     JudgeMethodName,
     JudgeOptions,
@@ -74,6 +74,9 @@ class JudgeEvalSettings(JudgeOptions):
         skip_invalid: Skip unusable input rows (reported) instead of stopping.
         retry_errors: Judge again pairs whose verdict is an error, asking the model again.
         force_new: Start every verdict file again (the old ones are kept as ``.bak``).
+        engine: Where ``evidence``/``hybrid`` find their facts (None: this machine;
+            ``--engine ray``: a :class:`~prefjudge.scale.judge_engine.RayJudgeEngine`);
+            the other methods judge here, on the driver (their work is model calls).
     """
 
     sources: tuple[str, ...]
@@ -89,6 +92,7 @@ class JudgeEvalSettings(JudgeOptions):
     skip_invalid: bool = False
     retry_errors: bool = False
     force_new: bool = False
+    engine: JudgingEngine | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,7 @@ def evaluate_judges(
             force_new=settings.force_new,
             chunk_size=settings.chunk_size,
             retry_errors=settings.retry_errors,
+            engine=settings.engine,
         ).verdicts
         verdicts_by_method[method] = verdicts
         results[method] = evaluate_verdicts(

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from prefjudge.backends import Backend, BackendError, NoModel, Result
 from prefjudge.io import InputError, summary_path
@@ -46,6 +46,43 @@ from prefjudge.paths import data_dir
 from prefjudge.records import Pair, Task, Verdict
 from prefjudge.reporting import Reporter, StageError
 from prefjudge.stats import DEFAULT_RESAMPLES
+
+
+class EngineJudging(Protocol):
+    """A started judging engine: finds an evidence method's facts elsewhere (a Ray cluster)."""
+
+    def judge_pairs(
+        self,
+        pairs: Sequence[Pair],
+        backend: Backend,
+        settings: JudgeSettings,
+        *,
+        chunk_size: int,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> Iterator[Verdict]:
+        """Judge pairs as :func:`prefjudge.judge.judge_pairs` does (in any order)."""
+        ...
+
+    def close(self) -> None:
+        """Let the engine go."""
+        ...
+
+
+class JudgingEngine(Protocol):
+    """Where an evidence method's facts are found (``--engine ray``; None: this machine).
+
+    :class:`prefjudge.scale.judge_engine.RayJudgeEngine` is one. Verdicts equal a local
+    run's, so the journal does not bind the engine: a run may switch engines and resume.
+    """
+
+    def start(self, *, tests: bool, reporter: Reporter) -> EngineJudging:
+        """Start for one judging run (``tests``: whether the pairs' tests run)."""
+        ...
+
+
+def uses_evidence_facts(method: str, fallback: str = "criteralign") -> bool:
+    """Whether ``method`` finds evidence facts (``evidence``, ``hybrid``): what an engine runs."""
+    return method_traits(method, fallback).needs_tests
 
 
 def verdict_journal(
@@ -150,6 +187,7 @@ def judge_plan(
     chunk_size: int,
     on_result: Callable[[Result], None] | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
+    engine: EngineJudging | None = None,
 ) -> list[Verdict]:
     """Judge what the plan says, journaling each verdict as its chunk finishes.
 
@@ -164,6 +202,8 @@ def judge_plan(
         chunk_size: Pairs per batch.
         on_result: Called per backend result (progress).
         on_verdict: Called per verdict as it is written.
+        engine: A started engine that finds the facts (None: here); its verdicts come as
+            its shards finish and are journaled here, the only writer.
 
     Returns:
         One verdict per pair of the plan, in input order (earlier ones included).
@@ -171,6 +211,7 @@ def judge_plan(
     Raises:
         BackendError: When the backend cannot work at all (verdicts written so far stay).
     """
+    judging = judge_pairs if engine is None else engine.judge_pairs
     fresh: dict[str, Verdict] = {}
     batches = [
         ([p for p in plan.todo if p.pair_id not in plan.retry], contextlib.nullcontext()),
@@ -180,7 +221,7 @@ def judge_plan(
         if not batch:
             continue
         with cache_mode:
-            for verdict in judge_pairs(
+            for verdict in judging(
                 batch, backend, settings, chunk_size=chunk_size, on_result=on_result
             ):
                 if journal is not None:
@@ -214,6 +255,7 @@ def run_judging(
     *,
     chunk_size: int,
     retry_errors: bool = False,
+    engine: JudgingEngine | None = None,
 ) -> Judged:
     """Judge pairs with progress: the resume note, pairs done and requests answered.
 
@@ -226,6 +268,8 @@ def run_judging(
         chunk_size: Pairs per batch.
         retry_errors: Judge again the pairs whose earlier verdict is an error, asking the
             model again (no cached reply is reused for them).
+        engine: Where an evidence method's facts are found (None: here); started only
+            when there are pairs to judge, and only for a method with evidence facts.
 
     Returns:
         One verdict per pair, in input order (earlier ones included), and how many were
@@ -233,7 +277,7 @@ def run_judging(
 
     Raises:
         StageError: When the backend cannot work at all (verdicts written so far are kept),
-            or a prompt template cannot be used.
+            a prompt template cannot be used, or the engine cannot start or go on.
     """
     plan = plan_judging(pairs, journal, retry_errors=retry_errors)
     if plan.done or plan.retry:
@@ -244,6 +288,9 @@ def run_judging(
             f"{len(plan.todo)} to judge{again}"
         )
     method = settings.method
+    started = None
+    if engine is not None and plan.todo and uses_evidence_facts(method, settings.fallback):
+        started = engine.start(tests=bool(settings.tests), reporter=reporter)
     try:
         with (
             reporter.progress(f"{method}: pairs", len(plan.todo)) as pairs_done,
@@ -257,11 +304,15 @@ def run_judging(
                 chunk_size=chunk_size,
                 on_result=lambda _result: requests_done(1),
                 on_verdict=lambda _verdict: pairs_done(1),
+                engine=started,
             )
     except BackendError as exc:
         raise StageError(f"{exc} (verdicts written so far are kept)") from exc
     except TemplateError as exc:
         raise StageError(str(exc)) from exc
+    finally:
+        if started is not None:
+            started.close()
     return Judged(verdicts, len(plan.todo))
 
 
@@ -278,6 +329,7 @@ def judge_to_file(
     force_new: bool = False,
     chunk_size: int,
     retry_errors: bool = False,
+    engine: JudgingEngine | None = None,
 ) -> Judged:
     """Judge pairs into a verdict file through its journal (see :func:`verdict_journal`).
 
@@ -293,6 +345,8 @@ def judge_to_file(
         force_new: Start the file again.
         chunk_size: Pairs per batch.
         retry_errors: Judge again the pairs whose verdict is an error.
+        engine: Where an evidence method's facts are found (None: here; see
+            :func:`run_judging`).
 
     Returns:
         One verdict per pair, in input order (earlier ones included), and how many were
@@ -315,6 +369,7 @@ def judge_to_file(
                 reporter,
                 chunk_size=chunk_size,
                 retry_errors=retry_errors,
+                engine=engine,
             )
         except JournalError as exc:
             raise StageError(str(exc)) from exc
@@ -368,6 +423,8 @@ class JudgeFileSettings(JudgeOptions):
         force_new: Start the verdict file again (the old one is kept as ``.bak``).
         bootstrap: Bootstrap resamples for the agreement intervals (labelled pairs).
         ci_seed: Seed of the bootstrap intervals.
+        engine: Where ``evidence``/``hybrid`` find their facts (None: this machine;
+            ``--engine ray``: a :class:`~prefjudge.scale.judge_engine.RayJudgeEngine`).
     """
 
     inputs: tuple[str, ...]
@@ -385,6 +442,7 @@ class JudgeFileSettings(JudgeOptions):
     force_new: bool = False
     bootstrap: int = DEFAULT_RESAMPLES
     ci_seed: int = 0
+    engine: JudgingEngine | None = None
 
 
 @dataclass(frozen=True)
@@ -536,6 +594,7 @@ def judge_file(
         force_new=settings.force_new,
         chunk_size=settings.chunk_size,
         retry_errors=settings.retry_errors,
+        engine=settings.engine,
     )
     verdicts = judged.verdicts
     agreement, summary = None, None

@@ -1,4 +1,4 @@
-"""Scale-out: score a study on a Ray cluster with the same records as a local run.
+"""Scale-out: score a study, and find its evidence facts, on a Ray cluster, as locally.
 
 The unit of work is a *shard*: a few hundred generations that one Ray task scores with the
 existing local scoring (:func:`prefjudge.scoring.score.score_batches`: Ruff batching and
@@ -13,7 +13,13 @@ Modules:
 - :mod:`prefjudge.scale.nodes` -- what each node reports (isolation, tool versions) and
   which nodes are accepted.
 - :mod:`prefjudge.scale.shard` -- scoring one shard (runs on a node; plain Python).
-- :mod:`prefjudge.scale.ray_engine` -- connecting to Ray and the driver's loop.
+- :mod:`prefjudge.scale.kept_pool` -- a worker's zygotes, kept from one shard to the next.
+- :mod:`prefjudge.scale.ray_engine` -- connecting to Ray and the driver's loop (one
+  scheduling rule for every kind of shard).
+- :mod:`prefjudge.scale.score_engine` -- the engine of ``score_file``.
+- :mod:`prefjudge.scale.judge_shard` and :mod:`prefjudge.scale.judge_engine` -- evidence
+  judging: a shard of whole pairs' facts found on a node, verdicts made and journaled by
+  the driver (``judge``/``judge-eval``/``run --engine ray``).
 
 Ray is an optional extra (``pip install 'prefjudge[ray]'``); nothing here imports it at
 module level.

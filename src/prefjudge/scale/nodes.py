@@ -168,5 +168,5 @@ def _refusal(node: NodeReport, *, tests: bool, allow_degraded: bool, cpus_per_sh
         return f"no sandbox: {node.reason}"
     if node.mode in DEGRADED_MODES and not allow_degraded:
         return (f"sandbox only in the {node.mode} fallback (no network or filesystem "
-                "isolation); --allow-degraded accepts it")
+                f"isolation: {node.reason}); --allow-degraded accepts it")
     return None

@@ -16,10 +16,11 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from prefjudge.records import Generation, ScoredSample, Task
 from prefjudge.sandbox import SandboxLimits
+from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.scale.nodes import (
     SANDBOX_RESOURCE,
     Acceptance,
@@ -194,6 +195,113 @@ def _run_shard(shard: Shard, node: dict[str, str]) -> list[str]:
 
 ProgressCallback = Callable[[str, int], None]
 NodeCallback = Callable[[str], None]
+ShardT = TypeVar("ShardT")
+ResultT = TypeVar("ResultT")
+
+
+def ray_run_shards(
+    run: RayRun,
+    shards: Sequence[ShardT],
+    shard_function: Callable[[ShardT, dict[str, str]], ResultT],
+    *,
+    sandboxed: Sequence[bool],
+    on_event: NodeCallback | None = None,
+) -> Iterator[tuple[int, ResultT]]:
+    """Run every shard on an accepted node; yield ``(index, result)`` as each finishes.
+
+    The scheduling rule of every Ray path (scoring, evidence judging): each shard is a Ray
+    task pinned to one accepted node (hard node affinity) with the shard's CPUs and memory,
+    and -- when it runs untrusted code -- one unit of :data:`SANDBOX_RESOURCE`; at most
+    ``max_in_flight`` are submitted (by default every accepted slot plus one waiting per
+    node), to the least loaded node first. A shard lost with its node or worker is
+    scheduled again, on another node when its own is gone, up to ``max_retries`` times;
+    an exception raised by ``shard_function`` is a bug and stops the run with the shard
+    named. Nodes that join are probed and used when accepted.
+
+    Args:
+        run: The connection from :func:`connect`.
+        shards: The shards (each sent to its node as is).
+        shard_function: What a node runs: ``shard_function(shard, node)`` where ``node``
+            is ``{"id", "host", "mode"}`` of the node; a module-level function.
+        sandboxed: Per shard, whether it runs untrusted code (then only on nodes with
+            :data:`SANDBOX_RESOURCE`).
+        on_event: Called with a line when a node is lost, refused or joins.
+
+    Yields:
+        ``(index, result)`` of each finished shard, in the order shards finish.
+
+    Raises:
+        RayEngineError: When every accepted node is gone, or a shard failed past its retries.
+    """
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    settings = run.settings
+    remote = ray.remote(
+        num_cpus=settings.cpus_per_shard,
+        memory=settings.memory_mb_per_shard * 1024 * 1024,
+        max_retries=settings.max_retries,
+    )(shard_function)
+    waiting: deque[int] = deque(range(len(shards)))
+    in_flight: dict[Any, tuple[int, NodeReport]] = {}
+    load: Counter[str] = Counter()
+    failures: Counter[int] = Counter()
+    nodes = {node.node_id: node for node in run.acceptance.accepted}
+    last_refresh = time.monotonic()
+
+    def submit(index: int, node: NodeReport) -> None:
+        resources = {SANDBOX_RESOURCE: 1} if sandboxed[index] else {}
+        ref = remote.options(
+            resources=resources,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
+        ).remote(shards[index], {"id": node.short_id, "host": node.host, "mode": node.mode})
+        in_flight[ref] = (index, node)
+        load[node.node_id] += 1
+
+    try:
+        while waiting or in_flight:
+            limit = settings.max_in_flight or sum(
+                run.acceptance.capacity[node_id] + 1 for node_id in nodes)
+            while waiting and len(in_flight) < limit:
+                node = _least_loaded(nodes, run.acceptance.capacity, load)
+                if node is None:
+                    break
+                submit(waiting.popleft(), node)
+            if not in_flight:
+                raise RayEngineError(f"{len(waiting)} shard(s) left and no accepted node "
+                                     "alive to run them")
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=REFRESH_S)
+            if time.monotonic() - last_refresh >= REFRESH_S:
+                last_refresh = time.monotonic()
+                _take_new_nodes(run, nodes, on_event)
+            for ref in ready:
+                index, node = in_flight.pop(ref)
+                load[node.node_id] -= 1
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # prefjudge's own code failed
+                    raise RayEngineError(f"shard {index} failed on {node.label()}: "
+                                         f"{exc}") from exc
+                except ray.exceptions.RayError as exc:  # node or worker lost
+                    failures[index] += 1
+                    gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError)
+                    # Unschedulable with hard affinity: the node is gone, even while the
+                    # cluster still lists it as alive.
+                    if isinstance(exc, gone) or not _alive(node.node_id):
+                        nodes.pop(node.node_id, None)
+                    if on_event:
+                        on_event(f"shard {index} lost on {node.label()} "
+                                 f"({type(exc).__name__}); scheduled again "
+                                 f"({failures[index]} of {settings.max_retries})")
+                    if failures[index] > settings.max_retries:
+                        raise RayEngineError(f"shard {index} was lost {failures[index]} "
+                                             f"times; last on {node.label()}: {exc}") from exc
+                    waiting.appendleft(index)
+                    continue
+                yield index, result
+    finally:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
 
 
 def ray_score_batches(
@@ -231,86 +339,25 @@ def ray_score_batches(
     Raises:
         RayEngineError: When every accepted node is gone, or a shard failed past its retries.
     """
-    ray = import_ray()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
     settings = run.settings
     todo = [(key, gen) for key, gen in zip(keys, generations, strict=True) if key not in done]
+    # The whole run's preload, as a local run's zygotes import it: every shard has the same,
+    # so a worker's kept zygotes serve them all (prefjudge.scale.kept_pool).
+    needed = sorted({gen.task_id for _, gen in todo if gen.task_id in tasks}) if run.tests else []
+    run_preload = tuple(modules_to_preload((tasks[task_id] for task_id in needed), preload))
     shards = [_make_shard(index, todo[start:start + settings.shard_size], tasks, run.tests,
-                          limits or SandboxLimits(), profile, settings, zygote, preload)
+                          limits or SandboxLimits(), profile, settings, zygote, run_preload)
               for index, start in enumerate(range(0, len(todo), settings.shard_size))]
     tested = [shard.tested() for shard in shards]  # unit-test runs per shard
-    remote = ray.remote(
-        num_cpus=settings.cpus_per_shard,
-        memory=settings.memory_mb_per_shard * 1024 * 1024,
-        max_retries=settings.max_retries,
-    )(_run_shard)
-    waiting: deque[int] = deque(range(len(shards)))
-    in_flight: dict[Any, tuple[int, NodeReport]] = {}
-    load: Counter[str] = Counter()
-    failures: Counter[int] = Counter()
-    nodes = {node.node_id: node for node in run.acceptance.accepted}
-    last_refresh = time.monotonic()
-
-    def submit(index: int, node: NodeReport) -> None:
-        shard = shards[index]
-        resources = {SANDBOX_RESOURCE: 1} if tested[index] else {}
-        ref = remote.options(
-            resources=resources,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-        ).remote(shard, {"id": node.short_id, "host": node.host, "mode": node.mode})
-        in_flight[ref] = (index, node)
-        load[node.node_id] += 1
-
-    try:
-        while waiting or in_flight:
-            limit = settings.max_in_flight or sum(
-                run.acceptance.capacity[node_id] + 1 for node_id in nodes)
-            while waiting and len(in_flight) < limit:
-                node = _least_loaded(nodes, run.acceptance.capacity, load)
-                if node is None:
-                    break
-                submit(waiting.popleft(), node)
-            if not in_flight:
-                raise RayEngineError(f"{len(waiting)} shard(s) left and no accepted node "
-                                     "alive to run them")
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=REFRESH_S)
-            if time.monotonic() - last_refresh >= REFRESH_S:
-                last_refresh = time.monotonic()
-                _take_new_nodes(run, nodes, on_event)
-            for ref in ready:
-                index, node = in_flight.pop(ref)
-                load[node.node_id] -= 1
-                try:
-                    lines = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:  # prefjudge's own code failed
-                    raise RayEngineError(f"shard {index} failed on {node.label()}: "
-                                         f"{exc}") from exc
-                except ray.exceptions.RayError as exc:  # node or worker lost
-                    failures[index] += 1
-                    gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError)
-                    # Unschedulable with hard affinity: the node is gone, even while the
-                    # cluster still lists it as alive.
-                    if isinstance(exc, gone) or not _alive(node.node_id):
-                        nodes.pop(node.node_id, None)
-                    if on_event:
-                        on_event(f"shard {index} lost on {node.label()} "
-                                 f"({type(exc).__name__}); scheduled again "
-                                 f"({failures[index]} of {settings.max_retries})")
-                    if failures[index] > settings.max_retries:
-                        raise RayEngineError(f"shard {index} was lost {failures[index]} "
-                                             f"times; last on {node.label()}: {exc}") from exc
-                    waiting.appendleft(index)
-                    continue
-                records = [ScoredSample.model_validate_json(line) for line in lines]
-                if on_progress:
-                    on_progress("verify", len(shards[index].keys))
-                    if tested[index]:
-                        on_progress("tests", tested[index])
-                yield records
-    finally:
-        for ref in in_flight:
-            ray.cancel(ref, force=True)
+    for index, lines in ray_run_shards(run, shards, _run_shard,
+                                       sandboxed=[count > 0 for count in tested],
+                                       on_event=on_event):
+        records = [ScoredSample.model_validate_json(line) for line in lines]
+        if on_progress:
+            on_progress("verify", len(shards[index].keys))
+            if tested[index]:
+                on_progress("tests", tested[index])
+        yield records
 
 
 def _make_shard(index: int, part: Sequence[tuple[str, Generation]], tasks: Mapping[str, Task],

@@ -51,14 +51,34 @@ class RayEngine:
         Raises:
             StageError: Without Ray, or when no node of the cluster can take shards.
         """
-        try:
-            run = connect(self.settings, tests=tests)
-        except RayEngineError as exc:
-            raise StageError(f"{exc}\nNothing was scored.") from exc
-        reporter.table(ray_nodes_table(run))
-        for node, why in run.acceptance.refused:  # whole, not wrapped in a narrow column
-            reporter.warn(f"refused {node.label()}: {why}")
-        return RayScoring(run)
+        return RayScoring(
+            start_ray(self.settings, tests=tests, reporter=reporter, nothing="Nothing was scored.")
+        )
+
+
+def start_ray(settings: RaySettings, *, tests: bool, reporter: Reporter, nothing: str) -> RayRun:
+    """Connect, probe the nodes and report them: how every Ray path starts.
+
+    Args:
+        settings: How the Ray engine runs.
+        tests: Whether shards run untrusted code (only sandbox-capable nodes then).
+        reporter: Where the ``Ray nodes`` table and the refused nodes' reasons go.
+        nothing: What the error adds when no node is accepted (``Nothing was scored.``).
+
+    Returns:
+        The connection and its node decisions.
+
+    Raises:
+        StageError: Without Ray, or when no node of the cluster can take shards.
+    """
+    try:
+        run = connect(settings, tests=tests)
+    except RayEngineError as exc:
+        raise StageError(f"{exc}\n{nothing}") from exc
+    reporter.table(ray_nodes_table(run))
+    for node, why in run.acceptance.refused:  # whole, not wrapped in a narrow column
+        reporter.warn(f"refused {node.label()}: {why}")
+    return run
 
 
 class RayScoring:
@@ -184,4 +204,4 @@ def ray_nodes_table(run: RayRun) -> TextTable:
     return TextTable("Ray nodes", columns, rows, result=False)
 
 
-__all__ = ["RayEngine", "RayScoring", "ray_nodes_table"]
+__all__ = ["RayEngine", "RayScoring", "ray_nodes_table", "start_ray"]

@@ -31,7 +31,9 @@ class Shard:
         profile: Verification profile name.
         workers: Parallel Ruff groups and sandboxes inside the shard.
         zygote: Fork runs from zygotes (None: the node's default).
-        preload: Extra modules the zygotes import.
+        preload: Every module the zygotes import: the whole run's (its tasks' imports and
+            the extra modules asked for), so that one kept pool per worker process serves
+            every shard of the run (:func:`prefjudge.scale.kept_pool.kept_pool`).
     """
 
     index: int
@@ -55,6 +57,10 @@ class Shard:
 def score_shard(shard: Shard, node: dict[str, str] | None = None) -> list[ScoredSample]:
     """Score a shard here, as a local run would, and mark where.
 
+    Unit-test runs fork from the worker process's kept zygotes
+    (:func:`~prefjudge.scale.kept_pool.kept_pool`), started by its first shard and reused
+    by the next ones, as a local run reuses its zygotes from chunk to chunk.
+
     Args:
         shard: What to score.
         node: ``meta.node`` for every record (``id``, ``host``, ``mode``); None leaves
@@ -64,20 +70,24 @@ def score_shard(shard: Shard, node: dict[str, str] | None = None) -> list[Scored
         The scored records, in the shard's order.
     """
     from prefjudge.sandbox import isolation_line, isolation_report
-    from prefjudge.sandbox.zygote import zygote_default
+    from prefjudge.sandbox.zygote import ZygotePool, zygote_default
+    from prefjudge.scale.kept_pool import kept_pool
     from prefjudge.scoring.score import ScoreJob, score_batches
 
     isolation = ""
+    zygote: bool | ZygotePool = False
     if shard.tests:
         use_zygote = zygote_default() if shard.zygote is None else shard.zygote
         isolation = isolation_line(isolation_report(), use_zygote)
+        if use_zygote and shard.tested():
+            zygote = kept_pool(shard.preload, shard.limits)
     job = ScoreJob(generations=list(enumerate(shard.generations, start=1)),
                    keys=list(shard.keys), tasks=shard.tasks)
     records: list[ScoredSample] = []
     for batch in score_batches(job, workers=shard.workers, limits=shard.limits,
                                run_tests=shard.tests, isolation=isolation,
                                profile=shard.profile, separate_process=False,
-                               zygote=shard.zygote, preload=shard.preload):
+                               zygote=zygote, preload=shard.preload):
         records.extend(batch)
     if node is not None:
         for record in records:

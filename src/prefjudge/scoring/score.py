@@ -252,7 +252,7 @@ def score_batches(
     on_progress: ProgressCallback | None = None,
     profile: str | Profile | None = None,
     separate_process: bool | VerifyProcess | None = None,
-    zygote: bool | None = None,
+    zygote: bool | ZygotePool | None = None,
     preload: Sequence[str] = (),
 ) -> Iterator[list[ScoredSample]]:
     """Score a job, yielding samples as soon as they and all before them are finished.
@@ -293,8 +293,11 @@ def score_batches(
             open.
         zygote: Fork unit-test runs from per-worker zygotes that imported the tests'
             libraries once, kept for the whole job (default: yes, unless
-            ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False: a fresh process per run.
-        preload: Modules the zygotes import besides those the job's tasks import.
+            ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False: a fresh process per run; a
+            :class:`~prefjudge.sandbox.zygote.ZygotePool`: fork from that pool, which the
+            caller keeps open (a Ray worker's, kept across shards).
+        preload: Modules the zygotes import besides those the job's tasks import (not
+            used with a given pool).
 
     Yields:
         Lists of scored samples, in input order.
@@ -390,7 +393,7 @@ def score_batches(
             ahead.shutdown(wait=False, cancel_futures=True)
         if process is not None and process is not given:
             process.close()
-        if pool is not None:
+        if pool is not None and pool is not zygote:
             pool.close()
         if freeze:
             gc.unfreeze()
@@ -489,10 +492,12 @@ def _input_fields(gen: Generation) -> dict:
 def _zygote_pool(
     todo: list[tuple[str, Generation]],
     tasks: dict[str, Task],
-    zygote: bool | None,
+    zygote: bool | ZygotePool | None,
     preload: Sequence[str],
 ) -> ZygotePool | None:
-    """Zygotes for the whole job's unit tests (None for fresh processes)."""
+    """Zygotes for the whole job's unit tests (None for fresh processes; a given pool as is)."""
+    if isinstance(zygote, ZygotePool):
+        return zygote
     if not (zygote_default() if zygote is None else zygote):
         return None
     needed = {gen.task_id for _, gen in todo if gen.task_id in tasks}

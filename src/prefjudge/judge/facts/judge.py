@@ -96,11 +96,17 @@ def weigh(facts: Sequence[Fact]) -> tuple[str | None, str, str | None]:
 class EvidenceJudge(JudgeMethod):
     """Decide pairs from facts (no model call); see the module docstring."""
 
-    def __init__(self, backend: Backend | None, settings: JudgeSettings, ledger: Ledger):
+    def __init__(self, backend: Backend | None, settings: JudgeSettings, ledger: Ledger,
+                 run: EvidenceRun | None = None):
+        """A judge whose facts run under ``run`` (default: its own, over ``settings.tests``).
+
+        A caller that gives ``run`` keeps it: a Ray worker's
+        (:mod:`prefjudge.scale.judge_shard`), whose zygotes serve every shard it runs.
+        """
         super().__init__(backend, settings, ledger)  # type: ignore[arg-type]
         if settings.criterion:
             parse_criterion(settings.criterion)  # fail before any work
-        self.run = EvidenceRun(settings.tests)
+        self.run = run if run is not None else EvidenceRun(settings.tests)
 
     def close(self) -> None:
         """Stop the sandbox zygotes kept across chunks."""
@@ -138,8 +144,22 @@ class EvidenceJudge(JudgeMethod):
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs from their facts alone."""
-        return [self.verdict(pair, found) for pair, found in zip(pairs, self.facts(pairs),
-                                                                   strict=True)]
+        return self.decide(pairs, self.facts(pairs), on_result)
+
+    def decide(self, pairs: list[Pair], facts: Sequence[list[Fact]],
+               on_result: OnResult | None = None) -> list[Verdict]:
+        """The verdicts of a chunk whose facts were found already (here or on a Ray node).
+
+        Args:
+            pairs: A chunk of pairs.
+            facts: Per pair, its facts from :meth:`facts`.
+            on_result: Called per backend result (unused: no model is asked).
+
+        Returns:
+            One verdict per pair, in order.
+        """
+        del on_result
+        return [self.verdict(pair, found) for pair, found in zip(pairs, facts, strict=True)]
 
     def verdict(self, pair: Pair, facts: list[Fact], method: str = "evidence") -> Verdict:
         """The evidence verdict of one pair."""
@@ -188,9 +208,10 @@ class HybridJudge(EvidenceJudge):
         fallback_settings = replace(settings, method=settings.fallback, evidence=True)
         self.fallback = method(backend, fallback_settings, ledger)
 
-    def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
+    def decide(self, pairs: list[Pair], facts: Sequence[list[Fact]],
+               on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk: evidence verdicts where a fact decides, the model elsewhere."""
-        all_facts = self.facts(pairs)
+        all_facts = list(facts)
         verdicts: list[Verdict | None] = [None] * len(pairs)
         undecided: list[int] = []
         for index, (pair, found) in enumerate(zip(pairs, all_facts, strict=True)):

@@ -30,11 +30,13 @@ class EvidenceRun:
         limits: Limits of every sandboxed run.
         correctness: Correctness facts already found, by pair id (efficiency needs both
             responses to pass first).
+        workers: Sandboxed test runs at once (None: the CPU count; a Ray shard: its CPUs).
     """
 
     tasks: Mapping[str, Task]
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     correctness: dict[str, Fact] = field(default_factory=dict)
+    workers: int | None = None
     _pool: ZygotePool | None = None
     _pool_tried: bool = False
 
@@ -60,7 +62,8 @@ def run_correctness(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
     if todo:
         pool = run.pool() if any(runnable_task(p, run.tasks) for p in todo) else None
         for pair, fact in zip(todo, correctness_facts(todo, run.tasks, limits=run.limits,
-                                                      pool=pool), strict=True):
+                                                      pool=pool, workers=run.workers),
+                              strict=True):
             run.correctness[pair.pair_id] = fact
     return [run.correctness[p.pair_id] for p in pairs]
 
