@@ -18,7 +18,6 @@ from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
 from prefjudge.cli.display import stdout
 from prefjudge.cli.engine_options import check_judging_engine, engine_options, judging_engine
-from prefjudge.cli.judge_splits import bias_table, methods_table, split_table
 from prefjudge.cli.judging import (
     JUDGE_SAMPLING,
     METHOD_CHOICE,
@@ -42,12 +41,6 @@ from prefjudge.cli.runs import check_output, force_new_option, open_backend
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.io import InputError, read_text
 from prefjudge.judge import method_traits
-from prefjudge.judge.judge_eval import (
-    DEFAULT_METHODS,
-    JudgeEvalSettings,
-    evaluate_judges,
-    prepare_judge_eval,
-)
 from prefjudge.judge.run import (
     JudgeFileSettings,
     PairSettings,
@@ -500,6 +493,16 @@ def judge_eval(
     --engine ray finds the facts of evidence|hybrid on a Ray cluster (as for judge); the
     model-based methods judge from this machine.
     """
+    # Here, not at the top: scipy and pandas (bias, the split tables) cost `judge` and
+    # `pair` a second of start-up they never use.
+    from prefjudge.cli.judge_splits import bias_table, methods_table, split_table
+    from prefjudge.judge.judge_eval import (
+        DEFAULT_METHODS,
+        JudgeEvalSettings,
+        evaluate_judges,
+        prepare_judge_eval,
+    )
+
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
     console = Console(stderr=True)

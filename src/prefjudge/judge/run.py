@@ -29,7 +29,6 @@ from prefjudge.backends import Backend, BackendError, NoModel, Result
 from prefjudge.io import InputError, summary_path
 from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
-from prefjudge.judge.evaluation import evaluate_verdicts
 from prefjudge.judge.facts.coverage import check_coverage
 from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
 from prefjudge.judge.prompts import TemplateError
@@ -599,6 +598,9 @@ def judge_file(
     verdicts = judged.verdicts
     agreement, summary = None, None
     if any(v.label for v in verdicts):
+        # pandas, only for labelled pairs: a second of start-up a plain `judge` run skips
+        from prefjudge.judge.evaluation import evaluate_verdicts
+
         agreement = evaluate_verdicts(
             verdicts, n_resamples=settings.bootstrap, seed=settings.ci_seed
         )
