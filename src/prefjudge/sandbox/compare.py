@@ -215,7 +215,7 @@ class ReferenceOutputs:
     """
 
     lines: tuple[dict[str, Any], ...]
-    _identical: dict[str, tuple[str | None, ...]] = field(
+    _identical: dict[tuple[str, str], tuple[str | None, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
     def identical_lines(self, task: Task) -> tuple[str | None, ...]:
@@ -224,11 +224,9 @@ class ReferenceOutputs:
         Made once per task (:func:`identical_line`); None where no line may stand for a
         match (an output with a NaN or sent by digest, a task with an oracle of its own).
         """
-        key = f"{evalplus_dataset(task)}\0{task.entry_point}"
+        key = (evalplus_dataset(task), str(task.entry_point))
         if key not in self._identical:
-            dataset, entry_point = evalplus_dataset(task), str(task.entry_point)
-            self._identical[key] = tuple(identical_line(want, dataset, entry_point)
-                                         for want in self.lines)
+            self._identical[key] = tuple(identical_line(want, *key) for want in self.lines)
         return self._identical[key]
 
     def time_limits(self, task: Task) -> dict[str, list[float]]:

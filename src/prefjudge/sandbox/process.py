@@ -537,8 +537,9 @@ def run_in_sandbox(
 
 
 ENCODED_KEPT = 256
+"""How many encoded lists :func:`payload_json` keeps at most."""
 KEPT_FIELDS = frozenset({"base_inputs", "plus_inputs"})
-"""Large payload values (a task's inputs) whose JSON :func:`payload_json` keeps."""
+"""The payload fields (a task's inputs) whose JSON :func:`payload_json` keeps."""
 _ENCODED: dict[int, tuple[Any, str]] = {}
 
 

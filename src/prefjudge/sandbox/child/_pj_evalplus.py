@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import _signal
 import builtins
+import contextlib
 import copy
 import gc
 import json
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import _pj_common as common
@@ -194,16 +196,17 @@ def _call_with_limit(function: Any, inp: list, limit_s: float) -> Any:
         _set_timer(_ITIMER_PROF, 0)
 
 
-def _output_record(payload: dict, out: Any) -> dict[str, Any]:
-    """The line for one output (raises NotPlainData, RecursionError, TypeError...).
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the garbage collector while an output is copied and written.
 
-    The garbage collector is paused meanwhile: copying an output of millions of objects
-    would otherwise set it off again and again over all of them.
+    Copying an output of millions of objects would otherwise set it off again and again
+    over all of them.
     """
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _record_of(payload, out)
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -222,10 +225,16 @@ def _plain_output(payload: dict, out: Any) -> tuple[Any, str, set[str]]:
     return value, original, notes
 
 
-def _record_of(payload: dict, out: Any) -> dict[str, Any]:
-    value, original, notes = _plain_output(payload, out)
+def _full_record(payload: dict, value: Any, original: str, notes: set[str]) -> dict[str, Any]:
+    """The whole record of a plain output: digest, size, and the value when small or needed."""
     whole = (payload["dataset"], payload["entry_point"]) in WHOLE_OUTPUTS
     return plain.record(value, original, whole=whole, simple=not notes)
+
+
+def _output_record(payload: dict, out: Any) -> dict[str, Any]:
+    """The record of one reference output (raises NotPlainData, RecursionError, TypeError...)."""
+    with _collector_paused():
+        return _full_record(payload, *_plain_output(payload, out))
 
 
 def _candidate_line(payload: dict, where: dict[str, Any], out: Any) -> str:
@@ -238,19 +247,13 @@ def _candidate_line(payload: dict, where: dict[str, Any], out: Any) -> str:
     to the reference's. A larger one gets the full record (digest, size, the value when
     it must be whole), as the reference's does.
     """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         value, original, notes = _plain_output(payload, out)
         text = plain.tagged_text(value)
         if text is not None:
             return (f'{{"set": "{where["set"]}", "i": {where["i"]}, '
                     f'"t": {plain.quote(original)}, "v": {text}}}')
-        whole = (payload["dataset"], payload["entry_point"]) in WHOLE_OUTPUTS
-        return _dumps({**where, **plain.record(value, original, whole=whole, simple=not notes)})
-    finally:
-        if collecting:
-            gc.enable()
+        return _dumps({**where, **_full_record(payload, value, original, notes)})
 
 
 def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
