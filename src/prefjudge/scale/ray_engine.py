@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 
 from prefjudge.records import Generation, ScoredSample, Task
 from prefjudge.sandbox import SandboxLimits
-from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.scale.nodes import (
     SANDBOX_RESOURCE,
     Acceptance,
@@ -30,6 +29,7 @@ from prefjudge.scale.nodes import (
     verdict_versions,
 )
 from prefjudge.scale.shard import Shard, score_shard
+from prefjudge.scoring.score import job_preload
 
 RAY_EXTRA_HINT = "--engine ray needs Ray: pip install 'prefjudge[ray]'"
 PROBE_TIMEOUT_S = 120.0
@@ -343,8 +343,7 @@ def ray_score_batches(
     todo = [(key, gen) for key, gen in zip(keys, generations, strict=True) if key not in done]
     # The whole run's preload, as a local run's zygotes import it: every shard has the same,
     # so a worker's kept zygotes serve them all (prefjudge.scale.kept_pool).
-    needed = sorted({gen.task_id for _, gen in todo if gen.task_id in tasks}) if run.tests else []
-    run_preload = tuple(modules_to_preload((tasks[task_id] for task_id in needed), preload))
+    run_preload = tuple(job_preload(todo, tasks if run.tests else {}, preload))
     shards = [_make_shard(index, todo[start:start + settings.shard_size], tasks, run.tests,
                           limits or SandboxLimits(), profile, settings, zygote, run_preload)
               for index, start in enumerate(range(0, len(todo), settings.shard_size))]

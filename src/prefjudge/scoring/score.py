@@ -500,9 +500,14 @@ def _zygote_pool(
         return zygote
     if not (zygote_default() if zygote is None else zygote):
         return None
+    return ZygotePool(resolve_isolation(), job_preload(todo, tasks, preload))
+
+
+def job_preload(todo: Sequence[tuple[str, Generation]], tasks: Mapping[str, Task],
+                preload: Sequence[str]) -> list[str]:
+    """What a job's zygotes import: its tasks' modules (those with tests) and ``preload``."""
     needed = {gen.task_id for _, gen in todo if gen.task_id in tasks}
-    return ZygotePool(resolve_isolation(),
-                      modules_to_preload((tasks[task_id] for task_id in sorted(needed)), preload))
+    return modules_to_preload((tasks[task_id] for task_id in sorted(needed)), preload)
 
 
 def _test_results_in_order(
