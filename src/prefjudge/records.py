@@ -571,6 +571,10 @@ EvidenceKind = Literal["correctness", "efficiency", "security", "instructions"]
 FactOutcome = Literal["A", "B", "tie", "insufficient", "error"]
 
 
+def _is_false(value: bool) -> bool:
+    return not value
+
+
 class Pair(BaseModel):
     """Two responses to one instruction, to be judged (optionally with a human label).
 
@@ -594,6 +598,10 @@ class Pair(BaseModel):
             loaders that know it (CodePrefBench: the split).
         instructions: The instructions both responses were asked to follow (pairs joined
             from generations of augmented tasks), for the evidence judge's checks.
+        response_a_is_code: ``response_a`` is code as a whole, never Markdown to find code
+            in (joined from a sample file's ``solution``: see
+            :attr:`Generation.response_is_code`); written only when true.
+        response_b_is_code: The same for ``response_b``.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -614,6 +622,12 @@ class Pair(BaseModel):
     source: str | None = None
     criterion: str | None = None
     instructions: list[InstructionRef] = Field(default_factory=list)
+    response_a_is_code: bool = Field(default=False, strict=True, exclude_if=_is_false)
+    response_b_is_code: bool = Field(default=False, strict=True, exclude_if=_is_false)
+
+    def is_code(self, side: Literal["A", "B"]) -> bool:
+        """Whether that side's response is code as a whole (never fence-extracted)."""
+        return self.response_a_is_code if side == "A" else self.response_b_is_code
 
 
 NO_EVIDENCE = "evidence:none"

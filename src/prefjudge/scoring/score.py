@@ -313,7 +313,7 @@ def score_batches(
     chunks = _chunks(todo, chunk_size, tested)
 
     def split(chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
-        items = [(gen.response, gen.instructions) for _, gen in chunk]
+        items = [(gen.response, gen.instructions, gen.response_is_code) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
         return items, turn_items, items + [item for turns in turn_items for item in turns]
 

@@ -10,12 +10,12 @@ a tie or a loss. A pair whose task has no tests prefjudge can run is ``insuffici
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from prefjudge.records import Fact, FuncResult, Pair, Task
 from prefjudge.sandbox import SandboxLimits, run_functional
 from prefjudge.sandbox.zygote import ZygotePool
-from prefjudge.scoring.verify import extract_code
+from prefjudge.scoring.verify.extract import code_of
 
 RUNNABLE_FORMATS = ("bigcodebench", "humaneval", "evalplus", "stdio")
 
@@ -34,6 +34,17 @@ def runnable_task(pair: Pair, tasks: Mapping[str, Task]) -> Task | None:
     if task is None or task.test_format not in RUNNABLE_FORMATS:
         return None
     return task
+
+
+def response_code(pair: Pair, side: Literal["A", "B"]) -> str:
+    """The code of one side of ``pair`` that its tests and measurements run.
+
+    A response joined from a sample file's ``solution`` is code as a whole (a fenced
+    example in one of its docstrings stays part of it); any other is Markdown, read as
+    ``score`` reads it (:func:`~prefjudge.scoring.verify.extract.code_of`).
+    """
+    response = pair.response_a if side == "A" else pair.response_b
+    return code_of(response, is_code=pair.is_code(side))
 
 
 def correctness_fact(result_a: FuncResult, result_b: FuncResult) -> Fact:
@@ -107,7 +118,7 @@ def correctness_facts(
         if task is None:
             continue
         where[index] = len(jobs)
-        jobs += [(task, extract_code(pair.response_a)), (task, extract_code(pair.response_b))]
+        jobs += [(task, response_code(pair, "A")), (task, response_code(pair, "B"))]
     results = run_functional(
         jobs, limits=limits, pool=pool, workers=workers,
         on_result=None if on_run is None else (lambda _i, _r: on_run()),

@@ -63,7 +63,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prefjudge.judge.facts.correctness import correctness_fact
+from prefjudge.judge.facts.correctness import correctness_fact, response_code
 from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, FuncResult, Pair, Task
 from prefjudge.sandbox import resolve_isolation
@@ -75,7 +75,6 @@ from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.preload import imports_of
 from prefjudge.sandbox.process import RunOutcome, run_in_sandbox
 from prefjudge.sandbox.references import reference_outputs
-from prefjudge.scoring.verify import extract_code
 
 Outcome = Literal["A", "B", "tie", "insufficient", "error"]
 Runner = Callable[[dict[str, Any], SandboxLimits], RunOutcome]
@@ -482,7 +481,7 @@ def efficiency_facts(pairs: Sequence[Pair], tasks: Mapping[str, Task], *,
                               fact=f"no task {pair.task_id!r} to measure the code on"))
             continue
         decision = compare_efficiency(
-            task, extract_code(pair.response_a), extract_code(pair.response_b), plan=plan,
+            task, response_code(pair, "A"), response_code(pair, "B"), plan=plan,
             limits=limits, runner=runner, seed=seed, check_correct=False)
         facts.append(decision.to_fact())
     return facts

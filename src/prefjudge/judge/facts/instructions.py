@@ -66,7 +66,8 @@ def instruction_facts(pairs: Sequence[Pair]) -> list[Fact]:
     for index, pair in enumerate(pairs):
         if pair.instructions:
             where[index] = len(items)
-            items += [(pair.response_a, pair.instructions), (pair.response_b, pair.instructions)]
+            items += [(pair.response_a, pair.instructions, pair.response_a_is_code),
+                      (pair.response_b, pair.instructions, pair.response_b_is_code)]
     results = verify_batch(items) if items else []
     facts = []
     for index, _pair in enumerate(pairs):

@@ -1,7 +1,8 @@
 """Security evidence: bandit's findings in both responses, weighted by severity and confidence.
 
 Each response's code (the last fenced Python block, else the whole response; see
-:func:`~prefjudge.scoring.verify.extract.last_python_block`) is written to a temporary file
+:func:`~prefjudge.scoring.verify.extract.last_python_block`; a response that is code as a
+whole, a sample file's ``solution``, as it is) is written to a temporary file
 and analysed by bandit (:data:`BANDIT_PIN`), run as a subprocess of the same Python
 (``python -m bandit``) over many files at once; the code is parsed, never executed. Bandit
 runs with its default tests, ``--ignore-nosec`` (a response cannot silence a finding with a
@@ -211,6 +212,7 @@ def security_findings(code: str) -> SecurityReport:
 def security_findings_batch(
     codes: Sequence[str],
     *,
+    whole: Sequence[bool] = (),
     chunk_size: int = CHUNK_FILES,
     timeout: float = RUN_TIMEOUT_S,
     max_work: int = MAX_WORK,
@@ -226,6 +228,8 @@ def security_findings_batch(
 
     Args:
         codes: Responses (fenced Markdown or plain code).
+        whole: Per response, whether it is code as a whole (a sample file's ``solution``:
+            analysed as it is, a fenced docstring example included); missing: False.
         chunk_size: Files per bandit run.
         timeout: Seconds before a bandit run is abandoned; a file is an error for a timeout
             only when it ran out of time alone.
@@ -241,7 +245,8 @@ def security_findings_batch(
         why = f"bandit is not installed (pip install bandit=={BANDIT_PIN})"
         return [SecurityReport(version="unavailable", status="error", reason=why)
                 for _ in codes]
-    extracted = [last_python_block(code) for code in codes]
+    extracted = [code if index < len(whole) and whole[index] else last_python_block(code)
+                 for index, code in enumerate(codes)]
     prepared = [_prepare(code) for code in extracted]
     reports: dict[int, SecurityReport] = {}
     todo: list[tuple[int, _Prepared]] = []
@@ -600,16 +605,19 @@ def compare_security(code_a: str, code_b: str) -> SecurityDecision:
     return compare_reports(report_a, report_b)
 
 
-def compare_security_batch(pairs: Sequence[tuple[str, str]]) -> list[SecurityDecision]:
+def compare_security_batch(pairs: Sequence[tuple[str, str]],
+                           whole: Sequence[bool] = ()) -> list[SecurityDecision]:
     """:func:`compare_security` for many pairs, bandit batched over all their responses.
 
     Args:
         pairs: ``(response A, response B)`` per pair.
+        whole: Per response (A then B of each pair), whether it is code as a whole
+            (:func:`security_findings_batch`).
 
     Returns:
         One decision per pair, in order.
     """
-    reports = security_findings_batch([code for pair in pairs for code in pair])
+    reports = security_findings_batch([code for pair in pairs for code in pair], whole=whole)
     return [compare_reports(reports[2 * i], reports[2 * i + 1]) for i in range(len(pairs))]
 
 
@@ -723,7 +731,9 @@ def security_facts(pairs: Sequence[Pair]) -> list[Fact]:
         One ``security`` fact per pair, in order; ``detail`` holds both risks, statuses
         and findings (``rule line severity/confidence``) and the bandit version.
     """
-    decisions = compare_security_batch([(p.response_a, p.response_b) for p in pairs])
+    decisions = compare_security_batch(
+        [(p.response_a, p.response_b) for p in pairs],
+        whole=[flag for p in pairs for flag in (p.response_a_is_code, p.response_b_is_code)])
     return [security_fact(decision) for decision in decisions]
 
 

@@ -237,6 +237,8 @@ def join_generations(
                 model_b=gen_b.model,
                 source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
                 instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions else [],
+                response_a_is_code=gen_a.response_is_code,
+                response_b_is_code=gen_b.response_is_code,
                 **dict(zip(fields, key[1:], strict=True)),
             )
         )

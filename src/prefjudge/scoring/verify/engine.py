@@ -10,7 +10,8 @@ Rules applied to every check (the verification profile, :mod:`prefjudge.scoring.
 decides which code is extracted, whether ``# noqa`` counts, Ruff's target version and a
 few instructions' verifiers):
 
-- code-level instructions look at :func:`~prefjudge.scoring.verify.extract.extract_code`; code
+- code-level instructions look at :func:`~prefjudge.scoring.verify.extract.code_of` (the
+  profile's :func:`~prefjudge.scoring.verify.extract.extract_code`, or a sample's code whole); code
   that does not parse fails them with a reason starting ``does not parse``. Ruff's parser
   decides for Ruff checks, Python's own parser for the checks written in Python. A Python
   check beside Ruff (library_2's ``df`` part) on code that Ruff parses but this Python
@@ -42,7 +43,7 @@ from prefjudge.scoring.verify.checks import (
     parse,
     parse_problem,
 )
-from prefjudge.scoring.verify.extract import extract_code
+from prefjudge.scoring.verify.extract import code_of
 from prefjudge.scoring.verify.plan import RuffCheck
 from prefjudge.scoring.verify.ruff_engine import RuffConfig, RuffOptions, RuffRunError
 from prefjudge.scoring.verify.runners import (
@@ -71,7 +72,11 @@ class RefLike(Protocol):
         """Its parameters (may be partial)."""
 
 
-Item = tuple[str, Sequence[RefLike]]
+Item = tuple[str, Sequence[RefLike]] | tuple[str, Sequence[RefLike], bool]
+"""``(response text, instruction refs)``, or with a third element ``is_code``: True when the
+text is code as a whole (a sample file's ``solution``; see
+:func:`~prefjudge.scoring.verify.extract.code_of`), whose fenced docstring examples are
+part of it, never the code to check."""
 
 
 @dataclass(slots=True)
@@ -80,6 +85,7 @@ class _Response:
 
     text: str
     profile: Profile
+    is_code: bool = False
     _code: str | None = None
     _parsed: bool = False
     _tree: ast.Module | None = None
@@ -89,7 +95,7 @@ class _Response:
     @property
     def code(self) -> str:
         if self._code is None:
-            self._code = extract_code(self.text, self.profile)
+            self._code = code_of(self.text, self.profile, is_code=self.is_code)
         return self._code
 
     def encoding_problem(self) -> str | None:
@@ -142,7 +148,8 @@ def verify_batch(
     """Check many responses against their instructions, batching Ruff.
 
     Args:
-        items: ``(response text, instruction refs)`` pairs; parameters may be partial
+        items: ``(response text, instruction refs)`` pairs, or triples with ``is_code``
+            (:data:`Item`); parameters may be partial
             (defaults are filled in from the taxonomy).
         taxonomy: Instruction taxonomy (the bundled one by default).
         workers: Ruff processes run in parallel (default: the CPU count).
@@ -164,7 +171,7 @@ def verify_naive(
     """The one-process-per-check way: like :func:`verify_batch`, one Ruff run per check.
 
     Args:
-        items: ``(response text, instruction refs)`` pairs.
+        items: As for :func:`verify_batch`.
         taxonomy: Instruction taxonomy (the bundled one by default).
         workers: Ignored (one process at a time); accepted so the two are swappable.
         profile: Verification profile, ``reference`` (default) or ``strict``.
@@ -184,13 +191,13 @@ def _verify(
     profile: Profile,
 ) -> list[list[CheckResult]]:
     """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
-    if not any(refs for _, refs in items):
+    if not any(item[1] for item in items):
         return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
     taxonomy = taxonomy or load_taxonomy()
-    responses = [_Response(text, profile) for text, _ in items]
+    responses = [_Response(item[0], profile, len(item) > 2 and bool(item[2])) for item in items]
     resolve = _Resolver(taxonomy, profile)
     rows: list[list[_Check | CheckResult]] = [
-        [resolve(index, ref) for ref in refs] for index, (_, refs) in enumerate(items)
+        [resolve(index, ref) for ref in item[1]] for index, item in enumerate(items)
     ]
     checks = [check for row in rows for check in row if isinstance(check, _Check)]
     needs_cache: dict[Any, tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}

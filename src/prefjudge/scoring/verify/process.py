@@ -36,9 +36,9 @@ from typing import Any, BinaryIO, NamedTuple
 
 from prefjudge.records import CheckResult
 from prefjudge.scoring.profiles import Profile, get_profile
-from prefjudge.scoring.verify.engine import RefLike
+from prefjudge.scoring.verify.engine import Item
 
-_PackedItem = tuple[str, list[tuple[str, dict[str, Any]]]]
+_PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool]
 _PackedResult = tuple[str, dict[str, Any], str, str]
 
 
@@ -119,8 +119,8 @@ class VerifyProcess:
         self._writer.start()
         self._reader.start()
 
-    def submit(self, items: Sequence[tuple[str, Sequence[RefLike]]]) -> PendingResults:
-        """Send ``(response text, instruction refs)`` items to be verified.
+    def submit(self, items: Sequence[Item]) -> PendingResults:
+        """Send ``(response text, instruction refs[, is_code])`` items to be verified.
 
         Args:
             items: As for ``verify_batch``.
@@ -132,7 +132,8 @@ class VerifyProcess:
             VerifyProcessError: When the process is closed.
         """
         packed: list[_PackedItem] = [
-            (text, [(ref.id, ref.params) for ref in refs]) for text, refs in items
+            (item[0], [(ref.id, ref.params) for ref in item[1]], len(item) > 2 and bool(item[2]))
+            for item in items
         ]
         message = pickle.dumps((packed, self.profile, self.workers),
                                protocol=pickle.HIGHEST_PROTOCOL)
@@ -256,7 +257,7 @@ def verify_packed(
     """Verify one batch of packed items and pack the results (what the process does).
 
     Args:
-        packed: ``(response text, [(instruction id, parameters), ...])`` per item.
+        packed: ``(response text, [(instruction id, parameters), ...], is_code)`` per item.
         profile: Verification profile name.
         workers: Ruff processes run in parallel.
 
@@ -265,7 +266,8 @@ def verify_packed(
     """
     from prefjudge.scoring.verify.engine import verify_batch
 
-    items = [(text, [_Ref(ident, params) for ident, params in refs]) for text, refs in packed]
+    items: list[Item] = [(text, [_Ref(ident, params) for ident, params in refs], is_code)
+                         for text, refs, is_code in packed]
     results = verify_batch(items, workers=workers, profile=profile)
     return [[(check.id, check.params, check.status, check.reason) for check in row]
             for row in results]
