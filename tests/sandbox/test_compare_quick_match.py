@@ -64,11 +64,16 @@ def verdicts(quick: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple],
     with monkeypatch.context() as patch:
         patch.setattr(compare_module, "check_output", counted)
         if not quick:
+            REFERENCES.clear()  # no reference object whose per-set lines are already made
             patch.setattr(compare_module, "_identical", lambda *args: False)
             patch.setattr(compare_module.ReferenceOutputs, "identical_lines",
                           lambda self, task: (None,) * len(self.lines))
         jobs = [(task, code) for task, codes in CASES for code in codes]
-        results = run_functional(jobs, limits=FAST, workers=2)
+        try:
+            results = run_functional(jobs, limits=FAST, workers=2)
+        finally:
+            if not quick:  # nor one whose lines were made with the quick way taken away
+                REFERENCES.clear()
     shown = [(r.status, r.detail, r.model_dump(mode="json").get("sets")) for r in results]
     return shown, len(compared)
 
@@ -105,3 +110,38 @@ def test_the_harness_writes_an_identical_output_as_the_quick_line(
     # the other's first line of each set only (each set is judged on its own)
     heads = ['{"set": "base", "i": 0, "t', '{"set": "plus", "i": 0, "t']
     assert [raw[:26] for raw in read] == heads, read
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\nb", "a\n\nb\n", "\n", "\n\n", "ab\ncd\n"])
+def test_the_line_reader_splits_as_raw_lines(text: str) -> None:
+    lines, got = compare_module._Lines(text), []
+    while (line := lines.next()) is not None:
+        got.append(line)
+    assert got == list(compare_module.raw_lines(text))
+
+
+def test_a_block_is_taken_only_when_its_whole_lines_come_next() -> None:
+    lines = compare_module._Lines("a\nb\nc")
+    assert not lines.take("a\nc\n")
+    assert lines.take("a\nb\n")
+    assert not lines.take("c\n")  # "c" is a line, but not one ended by a newline
+    assert lines.next() == "c"
+    lines.put_back()
+    assert lines.next() == "c" and lines.next() is None
+
+
+def test_a_set_of_identical_outputs_is_matched_as_one_block(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference's own values: each set's block matches, no line is walked."""
+    task, codes = CASES[0]
+    run_functional([(task, codes[0])], limits=FAST, workers=1)  # the reference, kept
+    reference = REFERENCES.get(task, lambda: pytest.fail("the reference was not kept"))
+    blocks = {name: wants.block for name, wants in reference.set_wants(task).items()}
+    assert blocks["base"] == "".join(line + "\n" for line in reference.identical_lines(task)[:2])
+    walked: list[int] = []
+    real = compare_module._matched_atol
+    monkeypatch.setattr(compare_module, "_matched_atol",
+                        lambda *args: walked.append(1) or real(*args))
+    results = run_functional([(task, codes[0]), (task, codes[2])], limits=FAST, workers=1)
+    assert [r.status for r in results] == ["pass", "fail"]
+    assert walked == [], "an identical run walked its lines one by one"

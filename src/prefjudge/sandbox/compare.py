@@ -217,6 +217,10 @@ class ReferenceOutputs:
     lines: tuple[dict[str, Any], ...]
     _identical: dict[tuple[str, str], tuple[str | None, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    _sets: dict[tuple[str, str], dict[str, _SetWants]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _limits: dict[str, list[float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def identical_lines(self, task: Task) -> tuple[str | None, ...]:
         """Per input, the exact line a run writes for an output identical to this one.
@@ -229,13 +233,53 @@ class ReferenceOutputs:
             self._identical[key] = tuple(identical_line(want, *key) for want in self.lines)
         return self._identical[key]
 
+    def set_wants(self, task: Task) -> dict[str, _SetWants]:
+        """Per input set, its reference outputs with their identical lines, and their block.
+
+        Made once per task: the same for every sample of it.
+        """
+        key = (evalplus_dataset(task), str(task.entry_point))
+        if key not in self._sets:
+            pairs = list(zip(self.lines, self.identical_lines(task), strict=True))
+            self._sets[key] = {name: _SetWants.of([(want, same) for want, same in pairs
+                                                   if want["set"] == name])
+                               for name in INPUT_SETS}
+        return self._sets[key]
+
     def time_limits(self, task: Task) -> dict[str, list[float]]:
-        """Per input set, each input's CPU-time limit for a candidate (EvalPlus's rule)."""
-        limits: dict[str, list[float]] = {name: [] for name in INPUT_SETS}
-        for line in self.lines:
-            limits[line["set"]].append(
-                max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * float(line["cpu"])))
-        return limits
+        """Per input set, each input's CPU-time limit for a candidate (EvalPlus's rule).
+
+        Made once and shared by every sample of the task (the payloads' JSON of it is
+        kept too, :func:`~prefjudge.sandbox.process.payload_json`): never to be changed.
+        """
+        if not self._limits:
+            limits: dict[str, list[float]] = {name: [] for name in INPUT_SETS}
+            for line in self.lines:
+                limits[line["set"]].append(
+                    max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * float(line["cpu"])))
+            self._limits.update(limits)
+        return self._limits
+
+
+@dataclass(frozen=True)
+class _SetWants:
+    """One input set's reference outputs, as a run's lines are compared with them.
+
+    Attributes:
+        wants: Each reference output and its :func:`identical_line` (None: none).
+        block: Every identical line, each ending in a newline: the text of a run whose
+            outputs in this set are all identical to the reference's, matched at once
+            (None when some output has no identical line, or the set is empty).
+    """
+
+    wants: list[tuple[dict[str, Any], str | None]]
+    block: str | None
+
+    @classmethod
+    def of(cls, wants: list[tuple[dict[str, Any], str | None]]) -> _SetWants:
+        sames = [same for _, same in wants]
+        whole = bool(sames) and all(same is not None for same in sames)
+        return cls(wants, "".join(f"{same}\n" for same in sames) if whole else None)
 
 
 def input_positions(task: Task) -> list[tuple[str, int, Any]]:
@@ -449,17 +493,36 @@ _LINE_HEAD = re.compile(r'\{"set": "(base|plus)", "i": (\d{1,9}), "(raised|timeo
 
 
 class _Lines:
-    """The run's output lines, one at a time; one line read too far can be put back."""
+    """The run's output lines, one at a time (as :func:`raw_lines` splits them).
 
-    def __init__(self, lines: Iterator[str]) -> None:
-        self._lines = lines
-        self._back: str | None = None
+    A line read too far can be put back; a block of whole lines can be matched at once.
+    """
+
+    def __init__(self, text: str | None) -> None:
+        self._text = text or ""
+        self._at = 0
+        self._before = 0
 
     def next(self) -> str | None:
-        if self._back is not None:
-            raw, self._back = self._back, None
-            return raw
-        return next(self._lines, None)
+        text, start = self._text, self._at
+        if start >= len(text):
+            return None
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        self._before, self._at = start, end + 1
+        return text[start:end]
+
+    def put_back(self) -> None:
+        """Read the line :meth:`next` gave last again."""
+        self._at = self._before
+
+    def take(self, block: str) -> bool:
+        """Pass over ``block`` (whole lines, each ending in a newline) if it comes next."""
+        if not self._text.startswith(block, self._at):
+            return False
+        self._at += len(block)
+        return True
 
     def skip_set(self, name: str, index: int, size: int) -> bool:
         """Pass over the rest of set ``name``'s lines, after its line ``index``.
@@ -472,7 +535,7 @@ class _Lines:
         while (raw := self.next()) is not None:
             head = _LINE_HEAD.match(raw)
             if head is None or head.group(1) != name:
-                self._back = raw
+                self.put_back()
                 break
             finished = int(head.group(2)) == size - 1 or head.group(3) is not None
         return finished
@@ -497,12 +560,17 @@ class _Walk:
     finished: bool = False
 
 
-def _walk_set(task: Task, name: str, wants: list[tuple[dict[str, Any], str | None]],
-              inputs: list, lines: _Lines) -> _Walk:
+def _walk_set(task: Task, name: str, reference: _SetWants, inputs: list,
+              lines: _Lines) -> _Walk:
     """Compare one set's outputs in order, each set with its own tolerance (EvalPlus's).
 
-    ``wants`` holds each reference output and its :func:`identical_line`.
+    ``reference`` holds each reference output and its :func:`identical_line`. A run whose
+    next lines are all of them (its block) matches the whole set at once: every line is
+    then the one the loop below matches without reading it.
     """
+    wants = reference.wants
+    if reference.block is not None and lines.take(reference.block):
+        return _Walk(len(wants), finished=True)
     atol = float(task.atol or 0)
     for index, ((want, same), inp) in enumerate(zip(wants, inputs, strict=True)):
         raw = lines.next()
@@ -665,12 +733,11 @@ def judge_evalplus(task: Task, outcome: RunOutcome, limits: SandboxLimits,
         not_read = "not judged: the run's outputs could not be read back"
         return _verdict(task, {"base": SetResult(status=whole.status, detail=whole.detail),
                                "plus": SetResult(status="error", detail=not_read)})
-    lines = _Lines(raw_lines(outcome.outputs))
+    lines = _Lines(outcome.outputs)
     walks: dict[str, _Walk] = {}
-    pairs = list(zip(reference.lines, reference.identical_lines(task), strict=True))
+    by_set = reference.set_wants(task)
     for name in INPUT_SETS:
-        wants = [(want, same) for want, same in pairs if want["set"] == name]
-        walks[name] = walk = _walk_set(task, name, wants, _inputs(task, name), lines)
+        walks[name] = walk = _walk_set(task, name, by_set[name], _inputs(task, name), lines)
         if not (walk.finished or _set_record(outcome.result, name) is not None):
             break  # the run ended in this set
     extra_lines = lines.next() is not None

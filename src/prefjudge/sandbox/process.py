@@ -538,8 +538,10 @@ def run_in_sandbox(
 
 ENCODED_KEPT = 256
 """How many encoded lists :func:`payload_json` keeps at most."""
-KEPT_FIELDS = frozenset({"base_inputs", "plus_inputs"})
-"""The payload fields (a task's inputs) whose JSON :func:`payload_json` keeps."""
+KEPT_FIELDS = frozenset({"base_inputs", "plus_inputs", "time_limits"})
+"""The payload fields whose JSON :func:`payload_json` keeps: a task's inputs (lists), and
+its inputs' time limits (a dict of lists, shared by the task's samples:
+``ReferenceOutputs.time_limits``)."""
 _ENCODED: dict[int, tuple[Any, str]] = {}
 
 
@@ -547,14 +549,15 @@ def payload_json(payload: dict[str, Any]) -> bytes:
     """``json.dumps(payload)``, UTF-8, a task's inputs encoded once for all its runs.
 
     Every sample of a HumanEval+/MBPP+ task sends the task's inputs (up to thousands of
-    them, :data:`KEPT_FIELDS`): the task's own lists, never changed once read. Each is
-    encoded once and its text kept while it is the same object (at most
-    :data:`ENCODED_KEPT` of them), so only the sample's own fields are encoded again. The
-    text is what ``json.dumps`` writes for the whole payload.
+    them) and their time limits (:data:`KEPT_FIELDS`): the task's own objects, never
+    changed once made. Each is encoded once and its text kept while it is the same object
+    (at most :data:`ENCODED_KEPT` of them), so only the sample's own fields are encoded
+    again. The text is what ``json.dumps`` writes for the whole payload.
     """
     parts = []
     for key, value in payload.items():
-        if key in KEPT_FIELDS and type(value) is list and len(value) >= 32:
+        if key in KEPT_FIELDS and (type(value) is dict or (type(value) is list
+                                                         and len(value) >= 32)):
             held = _ENCODED.get(id(value))
             if held is None or held[0] is not value:
                 if len(_ENCODED) >= ENCODED_KEPT:

@@ -196,6 +196,9 @@ def _call_with_limit(function: Any, inp: list, limit_s: float) -> Any:
         _set_timer(_ITIMER_PROF, 0)
 
 
+_gc_enabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the garbage collector while an output is copied and written.
@@ -203,21 +206,25 @@ def _collector_paused() -> Iterator[None]:
     Copying an output of millions of objects would otherwise set it off again and again
     over all of them.
     """
-    collecting = gc.isenabled()
-    gc.disable()
+    collecting = _gc_enabled()
+    _gc_disable()
     try:
         yield
     finally:
         if collecting:
-            gc.enable()
+            _gc_enable()
 
 
-def _plain_output(payload: dict, out: Any) -> tuple[Any, str, set[str]]:
+def _only_not_none(payload: dict) -> bool:
+    """Whether the task's oracle looks only at whether an output ``is not None``."""
+    return payload["dataset"] == "mbpp" and payload["entry_point"] in MBPP_OUTPUT_NOT_NONE
+
+
+def _plain_output(out: Any, only_not_none: bool) -> tuple[Any, str, set[str]]:
     """The output as plain data, the name of its original type, and ``to_plain``'s notes."""
-    dataset, entry_point = payload["dataset"], payload["entry_point"]
     original = plain.type_name(out)
     notes: set[str] = set()
-    if dataset == "mbpp" and entry_point in MBPP_OUTPUT_NOT_NONE and type(out) is not bool:
+    if only_not_none and type(out) is not bool:
         value: Any = out is not None  # all the oracle looks at (a re.Match, often)
         notes.add("normal")
     else:
@@ -234,26 +241,53 @@ def _full_record(payload: dict, value: Any, original: str, notes: set[str]) -> d
 def _output_record(payload: dict, out: Any) -> dict[str, Any]:
     """The record of one reference output (raises NotPlainData, RecursionError, TypeError...)."""
     with _collector_paused():
-        return _full_record(payload, *_plain_output(payload, out))
+        return _full_record(payload, *_plain_output(out, _only_not_none(payload)))
 
 
-def _candidate_line(payload: dict, where: dict[str, Any], out: Any) -> str:
-    """The outputs-file line of a candidate's output (raises as :func:`_output_record`).
+_QUOTED_KEPT = 64  # type names whose JSON text a run keeps (they repeat: one or two a task)
+
+
+class CandidateLines:
+    """Makes the outputs-file line of each of a candidate's outputs (one per run).
 
     A small output (the usual case) is sent whole, as ``t`` and ``v`` only: prefjudge
     compares it whole and recomputes any digest it needs from it, so the harness skips
     the digest, and the text is built directly (``_pj_plain.tagged_text``), as
     :func:`prefjudge.sandbox.compare.identical_line` expects the line of an output equal
     to the reference's. A larger one gets the full record (digest, size, the value when
-    it must be whole), as the reference's does.
+    it must be whole), as the reference's does. What depends only on the task (whether an
+    oracle looks at ``is not None`` only) is looked up once, and each type name quoted
+    once: a run writes thousands of lines.
     """
-    with _collector_paused():
-        value, original, notes = _plain_output(payload, out)
-        text = plain.tagged_text(value)
-        if text is not None:
-            return (f'{{"set": "{where["set"]}", "i": {where["i"]}, '
-                    f'"t": {plain.quote(original)}, "v": {text}}}')
-        return _dumps({**where, **_full_record(payload, value, original, notes)})
+
+    def __init__(self, payload: dict) -> None:
+        """Prepare for ``payload``'s outputs (before the code runs)."""
+        self._payload = payload
+        self._only_not_none = _only_not_none(payload)
+        self._quoted: dict[str, str] = {}
+
+    def line(self, name: str, index: int, out: Any) -> str:
+        """The line of output ``out`` of input ``index`` of set ``name``.
+
+        Raises as :func:`_output_record`; the collector is paused meanwhile, as there.
+        """
+        collecting = _gc_enabled()
+        _gc_disable()
+        try:
+            value, original, notes = _plain_output(out, self._only_not_none)
+            text = plain.tagged_text(value)
+            if text is None:
+                record = _full_record(self._payload, value, original, notes)
+                return _dumps({"set": name, "i": index, **record})
+            quoted = self._quoted.get(original)
+            if quoted is None:
+                quoted = plain.quote(original)
+                if len(self._quoted) < _QUOTED_KEPT:
+                    self._quoted[original] = quoted
+            return f'{{"set": "{name}", "i": {index}, "t": {quoted}, "v": {text}}}'
+        finally:
+            if collecting:
+                _gc_enable()
 
 
 def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
@@ -279,19 +313,20 @@ def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict
     return {"status": "ran", "detail": "the reference ran on every input"}
 
 
-def _run_set(function: Any, name: str, inputs: list, limits: list, payload: dict,
+def _run_set(function: Any, name: str, inputs: list, limits: list, lines: CandidateLines,
              log: common.OutputsLog) -> dict[str, str]:
     """Run one input set, up to its first input that raises or times out.
 
     EvalPlus stops a set there too, by default (``fast_check``). Returns ``ran`` when
     every input gave an output, else that input's problem.
     """
+    append_text = log.append_text
     for index, inp in enumerate(inputs):
-        where = {"set": name, "i": index}
         limit = float(limits[index])
         try:
             out = _call_with_limit(function, inp, limit)
         except InputTimeout:
+            where = {"set": name, "i": index}
             log.append({**where, "timeout": limit})
             shown = common.short_repr(inp)
             detail = f"{name} input #{index} exceeded {limit:.2f} s of CPU; input: {shown}"
@@ -299,16 +334,16 @@ def _run_set(function: Any, name: str, inputs: list, limits: list, payload: dict
         except BaseException as exc:
             prefix = f"{name} input #{index} raised; input: {common.short_repr(inp)}\n"
             problem = common.failure_from_exception(exc, (CODE_FILE,), prefix)
-            log.append({**where, "raised": problem["detail"]})
+            log.append({"set": name, "i": index, "raised": problem["detail"]})
             return problem
         try:
-            line = _candidate_line(payload, where, out)
+            line = lines.line(name, index, out)
         except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
             shown = common.short_repr(inp)
             detail = common.truncate(f"{name} input #{index}: {exc}; input: {shown}")
-            log.append({**where, "raised": detail})
+            log.append({"set": name, "i": index, "raised": detail})
             return {"status": "fail", "detail": detail}
-        log.append_text(line)  # "set" and "i" first: read cheaply when skipped
+        append_text(line)  # "set" and "i" first: read cheaply when skipped
     return {"status": "ran", "detail": f"the code ran on every {name} input"}
 
 
@@ -348,11 +383,12 @@ def _run_candidate(function: Any, payload: dict, log: common.OutputsLog,
     says what the earlier sets did.
     """
     limits = payload["time_limits"]
+    lines = CandidateLines(payload)
     result: dict[str, str] = {}
     first: dict[str, str] | None = None
     sets = list(_input_sets(payload).items())
     for position, (name, inputs) in enumerate(sets):
-        outcome = _run_set(function, name, inputs, limits[name], payload, log)
+        outcome = _run_set(function, name, inputs, limits[name], lines, log)
         result[f"{name}_status"], result[f"{name}_detail"] = outcome["status"], outcome["detail"]
         if outcome["status"] != "ran" and first is None:
             first = outcome
