@@ -50,12 +50,13 @@ What it does, in order:
 7. HumanEval+/MBPP+: the samples' own CPU (``peers/code_cpu.py``: each sample's function
    called on every input, EvalPlus's time limits, no harness at all), which any faithful
    harness spends; each tool's CPU beyond it is its overhead, and the table gives the ratio
-   of the two overheads beside the ratio of the totals (a sample whose solutions compute a
-   lot bounds the total ratio from below, whatever the harness costs).
+   of the two overheads beside the ratio of the totals. ``floor /peer`` is the samples' own
+   CPU over the peer's total: the ratio of a harness that cost nothing, below which no
+   faithful harness can go (a sample whose solutions compute a lot raises it).
 
 Output: progress on stderr; on stdout a summary table (per benchmark: samples, agreement,
 disagreements by class, median wall and CPU seconds of each tool and prefjudge/peer ratios,
-the samples' own CPU and the overhead ratio)
+the samples' own CPU, the floor it sets and the overhead ratio)
 and a table of every disagreement (sample, origin, class, both tools' verdict per run, both
 details); everything (settings, versions, samples, every run, verdicts, timings, library
 alignment, waiting-task timings, export check) in ``--out`` as JSON. On EvalPlus's wall

@@ -187,7 +187,7 @@ def summary_table(results: dict[str, dict]) -> Table:
     table = Table(title="prefjudge vs peers: verdicts and time (medians of the timed runs)")
     for column in ("benchmark", "peer", "samples", "agree", "disagree (by class)",
                    "peer wall s", "pj wall s", "wall pj/peer", "peer CPU s", "pj CPU s",
-                   "CPU pj/peer", "code CPU s", "overhead pj/peer"):
+                   "CPU pj/peer", "code CPU s", "floor /peer", "overhead pj/peer"):
         table.add_column(column, justify="left" if column in (
             "benchmark", "peer", "disagree (by class)") else "right")
     for bench, result in results.items():
@@ -204,7 +204,8 @@ def summary_table(results: dict[str, dict]) -> Table:
             fmt(t.get(peer, {}).get("wall_s")), fmt(t.get(PREFJUDGE, {}).get("wall_s")),
             fmt(t.get("ratio_wall"), 2), fmt(t.get(peer, {}).get("cpu_s")),
             fmt(t.get(PREFJUDGE, {}).get("cpu_s")), fmt(t.get("ratio_cpu"), 2),
-            fmt(t.get("code_cpu_s")), fmt(t.get("ratio_overhead"), 2))
+            fmt(t.get("code_cpu_s")), fmt(t.get("ratio_floor"), 2),
+            fmt(t.get("ratio_overhead"), 2))
     return table
 
 
@@ -219,9 +220,15 @@ def add_overhead(result: dict, code_cpu_s: float, runs: Sequence[Run],
     on a loaded machine, before its CPU reached the limit) or a CPU-time limit
     (prefjudge's), so the tools' calls differ and no overhead is given (``overhead_note``
     says which samples).
+
+    ``ratio_floor`` is the samples' own CPU over the peer's whole CPU: the CPU ratio a
+    harness with no overhead at all would reach, below which no faithful harness can go.
     """
     timing = result["timing"]
     timing["code_cpu_s"] = code_cpu_s
+    peer_cpu = timing.get(result["peer"], {}).get("cpu_s")
+    if peer_cpu:
+        timing["ratio_floor"] = round(code_cpu_s / peer_cpu, 3)
     cut = sorted({name for run in runs for (task_id, n), verdict in run.verdicts.items()
                   if (name := f"{task_id}#{n}") in tight and not _passes(verdict.status)})
     if cut:
