@@ -35,7 +35,8 @@ What it does, in order:
    about 150 s in either tool), the order of the two tools swapped every repetition. Wall
    time around each tool's process; CPU time of its whole process tree from
    ``resource.getrusage(RUSAGE_CHILDREN)`` deltas around a ``subprocess`` that waits for it
-   (see ``peers/runs.py``).
+   (see ``peers/runs.py``). Before the runs, prefjudge's modules are compiled to bytecode
+   (``compileall``), as the peers' are by their ``pip install``.
 5. Verdicts: EvalPlus's ``*_eval_results.json`` (``base_status``/``plus_status``),
    BigCodeBench's ``*_eval_results.json`` (``status``), prefjudge's scored JSONL
    (``func.status``, and ``func.sets.base/plus.status`` when present), compared per sample
@@ -173,6 +174,24 @@ def prefjudge_score(samples_file: Path, release: Path, workers: int, output: Pat
     """The ``prefjudge score`` command the benchmark runs (``--export`` goes after it)."""
     return [*prefjudge_command(), "score", str(samples_file), "--tasks", str(release),
             "--workers", str(workers), "--model", "bench", "-o", str(output)]
+
+
+def compile_prefjudge(err: Console) -> None:
+    """Compile prefjudge's modules to bytecode, as ``pip install`` does for the peers.
+
+    A peer's modules come with their bytecode from its install; prefjudge's, in a
+    checkout (an editable install), get theirs when first imported, unless
+    ``PYTHONDONTWRITEBYTECODE`` is set, and then every run compiles them again (about
+    0.2 CPU-s a run here). Both tools then start as installed packages do.
+    """
+    import prefjudge
+
+    package = Path(prefjudge.__file__).resolve().parent
+    proc = subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        err.log(f"compileall {package} failed; prefjudge may compile its modules in every "
+                f"run: {proc.stdout.strip()[-300:]}")
 
 
 def prefjudge_env(peers_dir: Path) -> dict[str, str]:
@@ -418,6 +437,7 @@ def main() -> int:
         err.print(f"[red]bench_peers: {exc}[/red]")
         return 2
     report["samples"] = {b.name: samples.describe(b.sample) for b in benches}
+    compile_prefjudge(err)
     run_all(args, benches, peers, err)
     results = {}
     for bench in benches:
