@@ -56,7 +56,8 @@ What it does, in order:
    faithful harness can go (a sample whose solutions compute a lot raises it).
 
 Output: progress on stderr; on stdout a summary table (per benchmark: samples, agreement,
-disagreements by class, median wall and CPU seconds of each tool and prefjudge/peer ratios,
+disagreements by class, median wall and CPU seconds of each tool and prefjudge/peer ratios
+(of the medians, and ``paired``: the median of each repetition's own CPU ratio),
 the samples' own CPU, the floor it sets and the overhead ratio)
 and a table of every disagreement (sample, origin, class, both tools' verdict per run, both
 details); everything (settings, versions, samples, every run, verdicts, timings, library

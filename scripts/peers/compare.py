@@ -138,7 +138,14 @@ def compare(keys: Sequence[Key], origins: dict[Key, dict], peer: str,
 
 
 def timing(by_tool: dict[str, list[Run]]) -> dict:
-    """Median wall and CPU seconds of each tool's timed runs (warm-up left out), and ratios."""
+    """Median wall and CPU seconds of each tool's timed runs (warm-up left out), and ratios.
+
+    ``ratio_wall`` and ``ratio_cpu`` are ratios of the medians. ``ratios_cpu`` holds each
+    repetition's own ratio (prefjudge's CPU over the peer's, the two runs of a repetition
+    being adjacent), and ``ratio_cpu_paired`` their median: a drift of the machine's speed
+    over the benchmark (other work on a shared host) moves both runs of a repetition alike
+    and mostly cancels in their ratio, not in a ratio of medians taken at different times.
+    """
     out: dict[str, dict] = {}
     for tool, runs in by_tool.items():
         timed = [r for r in runs if r.rep > 0]
@@ -154,6 +161,12 @@ def timing(by_tool: dict[str, list[Run]]) -> dict:
             denominator = out[peer][what]
             out[f"ratio_{what.removesuffix('_s')}"] = (
                 out[PREFJUDGE][what] / denominator if denominator else None)
+        theirs = {r.rep: r.cpu for r in by_tool[peer] if r.rep > 0}
+        ratios = [round(r.cpu / theirs[r.rep], 3) for r in by_tool[PREFJUDGE]
+                  if r.rep > 0 and theirs.get(r.rep)]
+        if ratios:
+            out["ratios_cpu"] = ratios
+            out["ratio_cpu_paired"] = statistics.median(ratios)
     return out
 
 
@@ -187,7 +200,7 @@ def summary_table(results: dict[str, dict]) -> Table:
     table = Table(title="prefjudge vs peers: verdicts and time (medians of the timed runs)")
     for column in ("benchmark", "peer", "samples", "agree", "disagree (by class)",
                    "peer wall s", "pj wall s", "wall pj/peer", "peer CPU s", "pj CPU s",
-                   "CPU pj/peer", "code CPU s", "floor /peer", "overhead pj/peer"):
+                   "CPU pj/peer", "paired", "code CPU s", "floor /peer", "overhead pj/peer"):
         table.add_column(column, justify="left" if column in (
             "benchmark", "peer", "disagree (by class)") else "right")
     for bench, result in results.items():
@@ -204,6 +217,7 @@ def summary_table(results: dict[str, dict]) -> Table:
             fmt(t.get(peer, {}).get("wall_s")), fmt(t.get(PREFJUDGE, {}).get("wall_s")),
             fmt(t.get("ratio_wall"), 2), fmt(t.get(peer, {}).get("cpu_s")),
             fmt(t.get(PREFJUDGE, {}).get("cpu_s")), fmt(t.get("ratio_cpu"), 2),
+            fmt(t.get("ratio_cpu_paired"), 2),
             fmt(t.get("code_cpu_s")), fmt(t.get("ratio_floor"), 2),
             fmt(t.get("ratio_overhead"), 2))
     return table
