@@ -36,13 +36,11 @@ from __future__ import annotations
 
 import _signal
 import builtins
-import contextlib
 import copy
 import gc
 import json
 import os
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import _pj_common as common
@@ -199,19 +197,22 @@ def _call_with_limit(function: Any, inp: list, limit_s: float) -> Any:
 _gc_enabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+class _CollectorPaused:
     """Pause the garbage collector while an output is copied and written.
 
     Copying an output of millions of objects would otherwise set it off again and again
-    over all of them.
+    over all of them. A plain class, not ``contextlib``'s generator: it is entered once
+    per output, thousands of times a run.
     """
-    collecting = _gc_enabled()
-    _gc_disable()
-    try:
-        yield
-    finally:
-        if collecting:
+
+    __slots__ = ("_collecting",)
+
+    def __enter__(self) -> None:
+        self._collecting = _gc_enabled()
+        _gc_disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._collecting:
             _gc_enable()
 
 
@@ -240,7 +241,7 @@ def _full_record(payload: dict, value: Any, original: str, notes: set[str]) -> d
 
 def _output_record(payload: dict, out: Any) -> dict[str, Any]:
     """The record of one reference output (raises NotPlainData, RecursionError, TypeError...)."""
-    with _collector_paused():
+    with _CollectorPaused():
         return _full_record(payload, *_plain_output(out, _only_not_none(payload)))
 
 
@@ -271,9 +272,7 @@ class CandidateLines:
 
         Raises as :func:`_output_record`; the collector is paused meanwhile, as there.
         """
-        collecting = _gc_enabled()
-        _gc_disable()
-        try:
+        with _CollectorPaused():
             value, original, notes = _plain_output(out, self._only_not_none)
             text = plain.tagged_text(value)
             if text is None:
@@ -285,9 +284,6 @@ class CandidateLines:
                 if len(self._quoted) < _QUOTED_KEPT:
                     self._quoted[original] = quoted
             return f'{{"set": "{name}", "i": {index}, "t": {quoted}, "v": {text}}}'
-        finally:
-            if collecting:
-                _gc_enable()
 
 
 def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict[str, str]:
