@@ -68,9 +68,8 @@ def test_the_flag_is_written_only_when_given() -> None:
         Generation(task_id="t", model="m", response="x", response_is_code="yes")
 
 
-@pytest.mark.shared_data
-def test_humaneval_87_with_a_fenced_docstring_example_passes(shared_data: Path,
-                                                             tmp_path: Path) -> None:
+def grok_87(shared_data: Path) -> tuple[str, Path]:
+    """grok-beta's HumanEval/87 solution with a fenced docstring example, and HumanEval+."""
     brief = shared_data / EVALPERF / GROK
     tasks = shared_data / "benchmarks/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
     if not (brief.exists() and tasks.exists()):
@@ -78,8 +77,15 @@ def test_humaneval_87_with_a_fenced_docstring_example_passes(shared_data: Path,
     profiled = json.loads(brief.read_text())["eval"]["HumanEval/87"]["profiled"]
     fenced = [item["solution"] for item in profiled if "```python" in item["solution"]]
     assert fenced, "the EvalPerf file no longer holds the fenced-docstring solution"
+    return fenced[0], tasks
+
+
+@pytest.mark.shared_data
+def test_humaneval_87_with_a_fenced_docstring_example_passes(shared_data: Path,
+                                                             tmp_path: Path) -> None:
+    fenced, tasks = grok_87(shared_data)
     samples = write_jsonl(tmp_path / "grok-beta.jsonl",
-                          [{"task_id": "HumanEval/87", "solution": fenced[0]}])
+                          [{"task_id": "HumanEval/87", "solution": fenced}])
     out = tmp_path / "scores.jsonl"
     invoke("score", samples, "--tasks", tasks, "-o", out, "--workers", 1, ok=True)
     (record,) = rows(out)
@@ -137,12 +143,7 @@ def test_pairs_joined_from_sample_files_keep_their_code_whole(tmp_path: Path) ->
 def test_judge_runs_a_solution_with_a_fenced_docstring_example(shared_data: Path,
                                                               tmp_path: Path) -> None:
     """HumanEval/87 through ``judge``'s evidence: the right solution beats a wrong one."""
-    brief = shared_data / EVALPERF / GROK
-    tasks = shared_data / "benchmarks/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
-    if not (brief.exists() and tasks.exists()):
-        pytest.skip(f"{brief} or {tasks} is absent")
-    profiled = json.loads(brief.read_text())["eval"]["HumanEval/87"]["profiled"]
-    fenced = next(item["solution"] for item in profiled if "```python" in item["solution"])
+    fenced, tasks = grok_87(shared_data)
     side_a = write_jsonl(tmp_path / "grok.jsonl", [{"task_id": "HumanEval/87", "solution": fenced}])
     side_b = write_jsonl(tmp_path / "wrong.jsonl",
                          [{"task_id": "HumanEval/87", "solution": WRONG_87}])
