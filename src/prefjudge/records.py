@@ -571,8 +571,7 @@ EvidenceKind = Literal["correctness", "efficiency", "security", "instructions"]
 FactOutcome = Literal["A", "B", "tie", "insufficient", "error"]
 
 
-def _is_false(value: bool) -> bool:
-    return not value
+_CODE_FLAGS = ("response_a_is_code", "response_b_is_code")
 
 
 class Pair(BaseModel):
@@ -622,8 +621,17 @@ class Pair(BaseModel):
     source: str | None = None
     criterion: str | None = None
     instructions: list[InstructionRef] = Field(default_factory=list)
-    response_a_is_code: bool = Field(default=False, strict=True, exclude_if=_is_false)
-    response_b_is_code: bool = Field(default=False, strict=True, exclude_if=_is_false)
+    response_a_is_code: bool = Field(default=False, strict=True)
+    response_b_is_code: bool = Field(default=False, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _code_flags_when_true(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Write ``response_a_is_code``/``response_b_is_code`` only when true."""
+        data = handler(self)
+        for name in _CODE_FLAGS:
+            if data.get(name) is False:
+                del data[name]
+        return data
 
     def is_code(self, side: Literal["A", "B"]) -> bool:
         """Whether that side's response is code as a whole (never fence-extracted)."""
