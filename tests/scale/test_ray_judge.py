@@ -99,6 +99,11 @@ def _judge_argv(pairs: Path, tests: Path, output: Path, *extra: str) -> list[str
     )
 
 
+def _on_ray(address: str) -> list[str]:
+    """The options that find the facts on the test cluster at ``address``."""
+    return ["--engine", "ray", "--address", address]
+
+
 def _by_pair(path: Path) -> dict[str, dict]:
     verdicts = rows(path)
     ids = [verdict["pair_id"] for verdict in verdicts]
@@ -138,10 +143,7 @@ def test_evidence_verdicts_on_ray_are_a_local_runs(
             pairs,
             humaneval_plus,
             remote,
-            "--engine",
-            "ray",
-            "--address",
-            ray_cluster.address,
+            *_on_ray(ray_cluster.address),
             "--shard-size",
             "2",
         )[3:],
@@ -181,10 +183,7 @@ def test_evidence_verdicts_on_ray_are_a_local_runs(
         str(evaluated),
         "--bootstrap",
         "20",
-        "--engine",
-        "ray",
-        "--address",
-        ray_cluster.address,
+        *_on_ray(ray_cluster.address),
         timeout=900,
     )
     for pair_id, verdict in _by_pair(evaluated / "verdicts-evidence.jsonl").items():
@@ -230,10 +229,7 @@ def test_hybrid_on_ray_asks_the_fallback_model_from_the_driver_about_undecided_p
     local = judge(tmp_path / "local.jsonl")
     remote = judge(
         tmp_path / "ray.jsonl",
-        "--engine",
-        "ray",
-        "--address",
-        ray_cluster.address,
+        *_on_ray(ray_cluster.address),
         "--shard-size",
         "1",
     )
@@ -256,10 +252,7 @@ def test_a_lost_node_costs_only_its_shards(
             pairs,
             humaneval_plus,
             output,
-            "--engine",
-            "ray",
-            "--address",
-            ray_cluster.address,
+            *_on_ray(ray_cluster.address),
             "--shard-size",
             "1",
         ),
@@ -289,10 +282,7 @@ def test_a_killed_driver_resumes(ray_cluster, humaneval_plus: Path, tmp_path: Pa
         pairs,
         humaneval_plus,
         output,
-        "--engine",
-        "ray",
-        "--address",
-        ray_cluster.address,
+        *_on_ray(ray_cluster.address),
         "--shard-size",
         "1",
     )
@@ -324,10 +314,7 @@ def test_nodes_that_cannot_sandbox_are_refused_with_the_reason(
                 pairs,
                 humaneval_plus,
                 tmp_path / "v.jsonl",
-                "--engine",
-                "ray",
-                "--address",
-                ray_cluster.address,
+                *_on_ray(ray_cluster.address),
             )[3:],
             timeout=600,
         )
@@ -344,10 +331,7 @@ def test_nodes_that_cannot_sandbox_are_refused_with_the_reason(
             pairs,
             humaneval_plus,
             tmp_path / "none.jsonl",
-            "--engine",
-            "ray",
-            "--address",
-            ray_cluster.address,
+            *_on_ray(ray_cluster.address),
             "--shard-cpus",
             "64",
         )[3:],
