@@ -112,12 +112,17 @@ def test_the_harness_writes_an_identical_output_as_the_quick_line(
     assert [raw[:26] for raw in read] == heads, read
 
 
-@pytest.mark.parametrize("text", ["", "a", "a\n", "a\nb", "a\n\nb\n", "\n", "\n\n", "ab\ncd\n"])
-def test_the_line_reader_splits_as_raw_lines(text: str) -> None:
+@pytest.mark.parametrize(("text", "split"), [
+    ("", []), ("a", ["a"]), ("a\n", ["a"]), ("a\nb", ["a", "b"]), ("a\n\nb\n", ["a", "", "b"]),
+    ("\n", [""]), ("\n\n", ["", ""]), ("ab\ncd\n", ["ab", "cd"]),
+])
+def test_the_line_reader_splits_at_newlines(text: str, split: list[str]) -> None:
     lines, got = compare_module._Lines(text), []
     while (line := lines.next()) is not None:
         got.append(line)
-    assert got == list(compare_module.raw_lines(text))
+    assert got == split
+    assert list(compare_module.raw_lines(text)) == split
+    assert compare_module.line_count(text) == len(split)
 
 
 def test_a_block_is_taken_only_when_its_whole_lines_come_next() -> None:

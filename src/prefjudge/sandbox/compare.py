@@ -70,13 +70,9 @@ def line_count(text: str | None) -> int:
 
 def raw_lines(text: str | None) -> Iterator[str]:
     r"""The lines of ``text``, split at ``\n``, one at a time (no list of them all)."""
-    text, start = text or "", 0
-    while start < len(text):
-        end = text.find("\n", start)
-        if end < 0:
-            end = len(text)
-        yield text[start:end]
-        start = end + 1
+    lines = _Lines(text)
+    while (line := lines.next()) is not None:
+        yield line
 
 
 def parse_line(raw: str) -> Any:
@@ -493,9 +489,10 @@ _LINE_HEAD = re.compile(r'\{"set": "(base|plus)", "i": (\d{1,9}), "(raised|timeo
 
 
 class _Lines:
-    """The run's output lines, one at a time (as :func:`raw_lines` splits them).
+    r"""A run's output lines, one at a time, split at ``\n`` (a last one may not end in one).
 
     A line read too far can be put back; a block of whole lines can be matched at once.
+    :func:`raw_lines` splits with it too.
     """
 
     def __init__(self, text: str | None) -> None:
