@@ -79,6 +79,11 @@ text is code as a whole (a sample file's ``solution``; see
 part of it, never the code to check."""
 
 
+def item_is_code(item: Item) -> bool:
+    """Whether an item's text is code as a whole (its third element; without one, no)."""
+    return len(item) > 2 and bool(item[2])
+
+
 @dataclass(slots=True)
 class _Response:
     """One response, with its code extracted and parsed on first need."""
@@ -194,7 +199,7 @@ def _verify(
     if not any(item[1] for item in items):
         return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
     taxonomy = taxonomy or load_taxonomy()
-    responses = [_Response(item[0], profile, len(item) > 2 and bool(item[2])) for item in items]
+    responses = [_Response(item[0], profile, item_is_code(item)) for item in items]
     resolve = _Resolver(taxonomy, profile)
     rows: list[list[_Check | CheckResult]] = [
         [resolve(index, ref) for ref in item[1]] for index, item in enumerate(items)

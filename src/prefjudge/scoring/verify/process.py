@@ -36,7 +36,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from prefjudge.records import CheckResult
 from prefjudge.scoring.profiles import Profile, get_profile
-from prefjudge.scoring.verify.engine import Item
+from prefjudge.scoring.verify.engine import Item, item_is_code
 
 _PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool]
 _PackedResult = tuple[str, dict[str, Any], str, str]
@@ -132,7 +132,7 @@ class VerifyProcess:
             VerifyProcessError: When the process is closed.
         """
         packed: list[_PackedItem] = [
-            (item[0], [(ref.id, ref.params) for ref in item[1]], len(item) > 2 and bool(item[2]))
+            (item[0], [(ref.id, ref.params) for ref in item[1]], item_is_code(item))
             for item in items
         ]
         message = pickle.dumps((packed, self.profile, self.workers),
