@@ -23,7 +23,8 @@ What it does, in order:
    sample for every task of the file they read, so each reads a subset file holding the
    sampled tasks' lines of the release file unchanged, through its own override variable
    (``HUMANEVAL_OVERRIDE_PATH``, ``MBPP_OVERRIDE_PATH``, ``BIGCODEBENCH_OVERRIDE_PATH``);
-   prefjudge reads the release file itself (``--tasks``). Peer caches (EvalPlus's expected
+   prefjudge reads the same subset file (``--tasks``), so both tools parse the same tasks
+   (the release's others would cost prefjudge alone 0.1-0.3 CPU-s a run). Peer caches (EvalPlus's expected
    outputs, BigCodeBench's ground-truth times) live in ``<peers-dir>/cache``
    (``XDG_CACHE_HOME``); prefjudge's reference-output cache in
    ``<peers-dir>/prefjudge-reference-cache`` (``PREFJUDGE_REFERENCE_CACHE``).
@@ -43,10 +44,11 @@ What it does, in order:
    (majority over a tool's runs); every disagreement is listed and classified
    (``peer-wallclock``, ``prefjudge-no-network``, ``prefjudge-timeout``, ``prefjudge-error``,
    ``prefjudge-flaky``, ``prefjudge-bug``; see ``peers/compare.py``).
-6. ``--check-export``: when ``prefjudge score --help`` lists ``--export``, the last prefjudge
-   run's finished output is exported (``--export evalplus=DIR`` / ``bigcodebench=DIR``, the
-   same command again: nothing is scored again) and the files are read back by the peer's
-   own code in its venv (``peers/export_check.py``); otherwise it says so and skips.
+6. ``--check-export``: when ``prefjudge score --help`` lists ``--export``, prefjudge scores
+   the sample once more, against the release file itself (EvalPlus's ``hash`` is the
+   release's), with ``--export evalplus=DIR`` / ``bigcodebench=DIR``, and the files are read
+   back by the peer's own code in its venv, pointed at the release file
+   (``peers/export_check.py``); otherwise it says so and skips.
 
 7. HumanEval+/MBPP+: the samples' own CPU (``peers/code_cpu.py``: each sample's function
    called on every input, EvalPlus's time limits, no harness at all), which any faithful
@@ -235,7 +237,7 @@ def run_tool(tool: str, bench: Bench, rep: int, peers: dict[str, PeerEnv], peers
     log = folder / "log.txt"
     if tool == "prefjudge":
         output = folder / "scores.jsonl"
-        cmd = prefjudge_score(samples_file, bench.release, workers, output)
+        cmd = prefjudge_score(samples_file, bench.subset, workers, output)
         env = prefjudge_env(peers_dir)
     else:
         output = result_file(samples_file)
@@ -382,16 +384,17 @@ def check_exports(args: argparse.Namespace, benches: list[Bench], peers: dict[st
         return {"skipped": "prefjudge score --help lists no --export"}
     results = {}
     for bench in benches:
-        # The last prefjudge run's finished output, exported without scoring again: the
-        # export holds exactly the verdicts that run gave.
-        last = [r for r in bench.runs if r.tool == "prefjudge"][-1]
-        run_dir = Path(last.log).parent
+        # Scored against the release file itself (the timed runs read the subset), so the
+        # export carries the release's hash, as a user's would.
         folder = bench.folder / "export"
+        run_dir = folder / "run"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        samples_file = run_dir / f"{bench.name}.jsonl"
+        shutil.copyfile(bench.samples_file, samples_file)
         export_dir = folder / "exported"
         output = run_dir / "scores.jsonl"
-        cmd = [*prefjudge_score(run_dir / f"{bench.name}.jsonl", bench.release, args.workers,
-                                output), "--export", f"{bench.peer}={export_dir}"]
-        folder.mkdir(parents=True, exist_ok=True)
+        cmd = [*prefjudge_score(samples_file, bench.release, args.workers, output),
+               "--export", f"{bench.peer}={export_dir}"]
         rc, _, _ = timed(cmd, prefjudge_env(args.peers_dir), run_dir, folder / "log.txt")
         if rc != 0 or not export_dir.exists():
             results[bench.name] = {"ok": False, "problems": [

@@ -8,13 +8,15 @@ machine); ``run`` does both for its stages.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from prefjudge.scale.judge_engine import JUDGE_SHARD_SIZE, RayJudgeEngine
-from prefjudge.scale.ray_engine import RaySettings
+from prefjudge.scale.ray_engine import JUDGE_SHARD_SIZE, RaySettings
 from prefjudge.scale.score_engine import RayEngine
+
+if TYPE_CHECKING:
+    from prefjudge.scale.judge_engine import RayJudgeEngine
 
 ENGINES = ("local", "ray")
 
@@ -63,6 +65,8 @@ def judging_engine(engine: str, address: str, allow_degraded: bool, shard_size: 
     """Where evidence facts are found: None for this machine, else the Ray engine."""
     if engine == "local":
         return None
+    from prefjudge.scale.judge_engine import RayJudgeEngine  # the judge: only when asked
+
     return RayJudgeEngine(ray_settings(address, allow_degraded, None, shard_cpus,
                                        max_in_flight),
                           shard_size=shard_size or JUDGE_SHARD_SIZE)

@@ -27,6 +27,7 @@ from prefjudge.records import Fact, Pair, Verdict
 from prefjudge.reporting import Reporter, StageError
 from prefjudge.scale.judge_shard import JudgeShard, shard_facts
 from prefjudge.scale.ray_engine import (
+    JUDGE_SHARD_SIZE,
     RayEngineError,
     RayRun,
     RaySettings,
@@ -36,10 +37,6 @@ from prefjudge.scale.score_engine import start_ray
 
 if TYPE_CHECKING:
     from prefjudge.judge.common import JudgeSettings, OnResult
-
-JUDGE_SHARD_SIZE = 25
-"""Pairs per shard when ``--shard-size`` is not given: an efficiency pair takes seconds to
-measure, so shards stay small enough to spread over the nodes and to lose little."""
 
 
 @dataclass(frozen=True)

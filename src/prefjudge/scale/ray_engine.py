@@ -41,6 +41,13 @@ class RayEngineError(RuntimeError):
     """The Ray engine cannot go on (no Ray, no accepted node, a shard failing for good)."""
 
 
+JUDGE_SHARD_SIZE = 25
+"""Pairs per judging shard when ``--shard-size`` is not given: an efficiency pair takes
+seconds to measure, so shards stay small enough to spread over the nodes and to lose little.
+Here, beside the scoring shards' default, so the command line reads both without importing
+the judge."""
+
+
 @dataclass(frozen=True)
 class RaySettings:
     """How the Ray engine runs (``--engine ray`` and its options).
