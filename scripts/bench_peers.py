@@ -24,9 +24,9 @@ What it does, in order:
    sampled tasks' lines of the release file unchanged, through its own override variable
    (``HUMANEVAL_OVERRIDE_PATH``, ``MBPP_OVERRIDE_PATH``, ``BIGCODEBENCH_OVERRIDE_PATH``);
    prefjudge reads the same subset file (``--tasks``), so both tools parse the same tasks
-   (the release's others would cost prefjudge alone 0.1-0.3 CPU-s a run). Peer caches (EvalPlus's expected
-   outputs, BigCodeBench's ground-truth times) live in ``<peers-dir>/cache``
-   (``XDG_CACHE_HOME``); prefjudge's reference-output cache in
+   (the release's others would cost prefjudge alone 0.1-0.3 CPU-s a run). Peer caches
+   (EvalPlus's expected outputs, BigCodeBench's ground-truth times) live in
+   ``<peers-dir>/cache`` (``XDG_CACHE_HOME``); prefjudge's reference-output cache in
    ``<peers-dir>/prefjudge-reference-cache`` (``PREFJUDGE_REFERENCE_CACHE``).
 4. Runs: per benchmark, the peer (``evalplus.evaluate --parallel W``, ``bigcodebench.evaluate
    --execution local --parallel W``) and ``prefjudge score --workers W`` (W = ``--workers``,

@@ -202,6 +202,36 @@ class SilentReporter:
         self.tables.append(table)
 
 
+def nothing_done(total: int, errors: int, *, what: str, where: object, example: str = "",
+                 rerun: str = "") -> StageError | None:
+    """The failure of a run whose every result is an error (it judged nothing).
+
+    One rule for every judging command (``judge``, ``judge-eval`` per method, ``persona
+    compare``): a run whose every verdict or comparison is an error, e.g. because the judge
+    model was unreachable, measured nothing. Its tables hold only errors and must not leave
+    with exit status 0 as if it had worked. A run with at least one result that is not an
+    error is a result (its error count is shown beside it). The errored results stay
+    written either way; the command raises the returned error after showing them.
+
+    Args:
+        total: Results of the run (earlier runs' kept ones included).
+        errors: Those that are errors.
+        what: What the results are, plural (``verdicts``, ``comparisons``).
+        where: The output holding them (named in the message).
+        example: One result's error, quoted (cut to 200 characters).
+        rerun: What to run to ask again, when the command can (e.g. ``--retry-errors``).
+
+    Returns:
+        The error to raise, or None when something was done (or there were no results).
+    """
+    if total == 0 or errors < total:
+        return None
+    because = f" (the first: {display_text(example, 200)})" if example else ""
+    again = f"; fix the cause and rerun with {rerun}" if rerun else ""
+    return StageError(f"{where}: all {total} {what} are errors{because}, so nothing was "
+                      f"judged; they are kept in it{again}")
+
+
 __all__ = [
     "ELLIPSIS",
     "NAME_WIDTH",
@@ -214,4 +244,5 @@ __all__ = [
     "display_name",
     "display_names",
     "display_text",
+    "nothing_done",
 ]

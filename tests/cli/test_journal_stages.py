@@ -291,7 +291,9 @@ def test_judge_retry_errors_asks_the_model_again(server: FakeOpenAI, sample: dic
             "--max-output-retries", "0", *backend(server, tmp_path / "cache.sqlite")]
     server.reply = lambda body: "not json at all"
     first = CliRunner().invoke(main, args)
-    assert first.exit_code == 0, first.output
+    assert first.exit_code == 1, first.output  # judged nothing: a failure, not a result
+    assert "all 8 verdicts are errors" in flat(first.output), first.output
+    assert "--retry-errors" in first.output
     assert {r["status"] for r in rows(out)} == {"error"}
     server.reply = schema_reply
     server.reset_counts()
@@ -300,6 +302,56 @@ def test_judge_retry_errors_asks_the_model_again(server: FakeOpenAI, sample: dic
     assert server.calls == 16  # two orders for each of the 8 pairs: asked again
     final = rows(out)
     assert len(final) == 8 and {r["status"] for r in final} == {"ok"}
+
+
+def test_judge_eval_fails_naming_the_method_that_judged_nothing(server: FakeOpenAI,
+                                                               sample: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    """Every reply unusable: the tables and files are written, then the run fails."""
+    folder = tmp_path / "eval"
+    server.reply = lambda body: "not json at all"
+    result = CliRunner().invoke(main, [
+        "judge-eval", str(sample["pairs"]), "-o", str(folder), "--method", "monolithic",
+        "--max-output-retries", "0", "--bootstrap", "20",
+        *backend(server, tmp_path / "cache.sqlite")])
+    assert result.exit_code == 1, result.output
+    message = flat(result.output)
+    assert "monolithic" in message and "all 8 verdicts are errors" in message, message
+    assert {r["status"] for r in rows(folder / "verdicts-monolithic.jsonl")} == {"error"}
+    assert (folder / "summary.json").exists()
+
+
+def test_persona_compare_fails_when_every_comparison_errs(server: FakeOpenAI,
+                                                         sample: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    out = tmp_path / "cmp.jsonl"
+    gens = [str(sample["sample-strong"]), str(sample["sample-weak"])]
+    server.reply = lambda body: "not json at all"
+    result = CliRunner().invoke(main, [
+        "persona", "compare", *gens, "--persona", "beginner", "--tasks", str(sample["tasks"]),
+        "-o", str(out), "--max-retries", "0", *backend(server, tmp_path / "cache.sqlite")])
+    assert result.exit_code == 1, result.output
+    compared = rows(out)
+    assert compared and {r["status"] for r in compared} == {"error"}
+    assert f"all {len(compared)} comparisons are errors" in flat(result.output), result.output
+
+
+def test_judge_with_the_model_unreachable_fails(sample: dict[str, Path],
+                                                tmp_path: Path) -> None:
+    """A closed port (nothing listens): every request fails, so the command does too."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    out = tmp_path / "verdicts.jsonl"
+    done = subprocess.run(cli_argv(
+        "judge", str(sample["pairs"]), "-o", str(out), "--method", "monolithic",
+        "--backend", "openai", "--base-url", f"http://127.0.0.1:{closed}/v1", "--model", "m",
+        "--no-cache", "--max-retries", "0"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "all 8 verdicts are errors" in flat(done.stderr), done.stderr
+    assert len(rows(out)) == 8 and {r["status"] for r in rows(out)} == {"error"}
 
 
 def test_one_model_name_on_two_servers_never_shares_answers(server: FakeOpenAI,

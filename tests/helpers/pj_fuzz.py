@@ -156,6 +156,10 @@ class Outcome:
 WARNED = re.compile(
     r"skip|invalid|ignor|warn|not (?:a|an|valid)|line \d+|unusable|bad ", re.IGNORECASE
 )
+JUDGED_NOTHING = re.compile(r"are errors\b.*so\s+nothing\s+was\s+judged", re.S)
+"""How a judging command ends when every verdict is an error: the judge targets ask a dead
+backend, so a run that read its input fully ends so (exit 1), and counts as having accepted
+the input (exit 0) for the verdict; an input it refused ends with its own error instead."""
 _EXC_LINE = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::|$)")
 
 
@@ -178,6 +182,8 @@ def classify(
         exception: The exception an in-process run ended with (not SystemExit).
     """
     tail = (stdout[-1500:] + "\n" + stderr[-3000:]).strip()
+    if code == 1 and exception is None and JUDGED_NOTHING.search(stderr):
+        code = 0  # read and judged against the dead backend: the input was accepted
     if code is None:
         return Outcome("hang", None, seconds, output=tail)
     if (

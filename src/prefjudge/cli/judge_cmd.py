@@ -23,6 +23,7 @@ from prefjudge.cli.judging import (
     METHOD_CHOICE,
     judge_option_values,
     judge_options,
+    nothing_judged,
     outcome_table,
     pairs_format_option,
     print_errors,
@@ -390,6 +391,9 @@ def judge(
             f"{_ci(result['accuracy_ci'])}, macro-F1 {_fmt(result['macro_f1'])}"
         )
     console.print(f"wrote {output}")
+    failure = nothing_judged(verdicts, output)
+    if failure is not None:
+        raise stage_failure(failure)
 
 
 def _fmt(value: float | None) -> str:
@@ -570,3 +574,7 @@ def judge_eval(
                 f"McNemar p = {diff['p_value']:.3g}"
             )
     console.print(f"wrote {outcome.summary_json}, {outcome.summary_csv} and {outcome.summary_png}")
+    for method in methods:  # a method that judged nothing measured nothing
+        failure = nothing_judged(outcome.verdicts[method], f"{method} ({output})")
+        if failure is not None:
+            raise stage_failure(failure)

@@ -26,7 +26,14 @@ from prefjudge.judge.pairs import PairInputs
 from prefjudge.judge.pairs import read_pair_inputs as pairs_from_sources
 from prefjudge.judge.settings import JUDGE_SAMPLING, JudgeOptionError
 from prefjudge.records import Verdict
-from prefjudge.reporting import NAME_WIDTH, TEXT_WIDTH, StageError, display_name, display_text
+from prefjudge.reporting import (
+    NAME_WIDTH,
+    TEXT_WIDTH,
+    StageError,
+    display_name,
+    display_text,
+    nothing_done,
+)
 
 __all__ = [
     "JUDGE_SAMPLING",
@@ -34,6 +41,7 @@ __all__ = [
     "PairInputs",
     "judge_option_values",
     "judge_options",
+    "nothing_judged",
     "outcome_table",
     "pairs_format_option",
     "print_errors",
@@ -240,6 +248,14 @@ def judge_option_values(
         "chunk_size": chunk_size,
         "sampling": sampling,
     }
+
+
+def nothing_judged(verdicts: Sequence[Verdict], output: object) -> StageError | None:
+    """:func:`prefjudge.reporting.nothing_done` for verdicts (rerun: ``--retry-errors``)."""
+    errors = [v for v in verdicts if v.status == "error"]
+    example = next((v.error for v in errors if v.error), "")
+    return nothing_done(len(verdicts), len(errors), what="verdicts", where=output,
+                        example=example or "", rerun="--retry-errors")
 
 
 def stage_failure(exc: StageError) -> click.ClickException:

@@ -53,7 +53,7 @@ from prefjudge.persona.run import (
     rewrite_file,
 )
 from prefjudge.records import Persona
-from prefjudge.reporting import StageError
+from prefjudge.reporting import StageError, nothing_done
 
 T = TypeVar("T")
 
@@ -329,6 +329,10 @@ def compare_cmd(
     stdout.print(done.message)
     if done.flips is not None:
         _print_flips(reporter, done.flips)
+    failure = nothing_done(done.comparisons, done.errors, what="comparisons", where=done.output,
+                           rerun="--force-new")
+    if failure is not None:
+        raise click.ClickException(str(failure))
 
 
 @persona.command("flips")
