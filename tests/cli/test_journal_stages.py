@@ -312,12 +312,14 @@ def test_judge_eval_fails_naming_the_method_that_judged_nothing(server: FakeOpen
     server.reply = lambda body: "not json at all"
     result = CliRunner().invoke(main, [
         "judge-eval", str(sample["pairs"]), "-o", str(folder), "--method", "monolithic",
-        "--max-output-retries", "0", "--bootstrap", "20",
+        "--method", "pointwise", "--max-output-retries", "0", "--bootstrap", "20",
         *backend(server, tmp_path / "cache.sqlite")])
     assert result.exit_code == 1, result.output
     message = flat(result.output)
-    assert "monolithic" in message and "all 8 verdicts are errors" in message, message
-    assert {r["status"] for r in rows(folder / "verdicts-monolithic.jsonl")} == {"error"}
+    for method in ("monolithic", "pointwise"):  # both named, not only the first
+        assert f"{method} (" in message, message
+        assert {r["status"] for r in rows(folder / f"verdicts-{method}.jsonl")} == {"error"}
+    assert message.count("all 8 verdicts are errors") == 2, message
     assert (folder / "summary.json").exists()
 
 

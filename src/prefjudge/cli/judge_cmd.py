@@ -574,7 +574,8 @@ def judge_eval(
                 f"McNemar p = {diff['p_value']:.3g}"
             )
     console.print(f"wrote {outcome.summary_json}, {outcome.summary_csv} and {outcome.summary_png}")
-    for method in methods:  # a method that judged nothing measured nothing
-        failure = nothing_judged(outcome.verdicts[method], f"{method} ({output})")
-        if failure is not None:
-            raise stage_failure(failure)
+    # A method that judged nothing measured nothing: every such method is named.
+    found = (nothing_judged(outcome.verdicts[method], f"{method} ({output})") for method in methods)
+    failures = [str(failure) for failure in found if failure is not None]
+    if failures:
+        raise stage_failure(StageError("\n".join(failures)))

@@ -255,7 +255,7 @@ def nothing_judged(verdicts: Sequence[Verdict], output: object) -> StageError | 
     errors = [v for v in verdicts if v.status == "error"]
     example = next((v.error for v in errors if v.error), "")
     return nothing_done(len(verdicts), len(errors), what="verdicts", where=output,
-                        example=example or "", rerun="--retry-errors")
+                        example=example, rerun="--retry-errors")
 
 
 def stage_failure(exc: StageError) -> click.ClickException:
