@@ -211,8 +211,6 @@ class ReferenceOutputs:
     """
 
     lines: tuple[dict[str, Any], ...]
-    _identical: dict[tuple[str, str], tuple[str | None, ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
     _sets: dict[tuple[str, str], dict[str, _SetWants]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
     _limits: dict[str, list[float]] = field(
@@ -221,13 +219,12 @@ class ReferenceOutputs:
     def identical_lines(self, task: Task) -> tuple[str | None, ...]:
         """Per input, the exact line a run writes for an output identical to this one.
 
-        Made once per task (:func:`identical_line`); None where no line may stand for a
-        match (an output with a NaN or sent by digest, a task with an oracle of its own).
+        (:func:`identical_line`); None where no line may stand for a match (an output with
+        a NaN or sent by digest, a task with an oracle of its own). Made once per task, by
+        :meth:`set_wants`, which keeps them.
         """
         key = (evalplus_dataset(task), str(task.entry_point))
-        if key not in self._identical:
-            self._identical[key] = tuple(identical_line(want, *key) for want in self.lines)
-        return self._identical[key]
+        return tuple(identical_line(want, *key) for want in self.lines)
 
     def set_wants(self, task: Task) -> dict[str, _SetWants]:
         """Per input set, its reference outputs with their identical lines, and their block.
