@@ -16,7 +16,6 @@ for tests (``pj_*.py``: the fake server, scripted backends, CLI helpers) live in
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import signal
 import socket
@@ -36,16 +35,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 from pj_backend_helpers import FakeOpenAI, serve_fake, vllm_env  # noqa: E402
 
+from prefjudge.backends.serve import (  # noqa: E402
+    EMBEDDED_SERVED_NAME,
+    server_env,
+    vllm_server_command,
+)
 from prefjudge.backends.vllm_inproc import vllm_available  # noqa: E402
 
-SERVED_NAME = "smollm2"
+SERVED_NAME = EMBEDDED_SERVED_NAME
 SERVER_START_TIMEOUT = 300.0
 SERVER_ENV = {
-    # the engine runs in the server's engine-core process (no worker process to spawn:
-    # ready in ~35 s, not ~85 s, on 2 busy cores)
-    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-    # one OpenMP thread: two spinning threads beside the HTTP front end and the test
-    # process made 8 concurrent requests take 25 s instead of 2.3 s on 2 cores
+    # server_env() sets one OpenMP thread only where unset; forced here: two spinning
+    # threads beside the HTTP front end and the test process made 8 concurrent requests
+    # take 25 s instead of 2.3 s on 2 cores
     "OMP_NUM_THREADS": "1",
 }
 
@@ -114,38 +116,16 @@ def vllm_server(
 ) -> Iterator[VllmServer]:
     port = _free_port()
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(embedded_checkpoint),
-        "--served-model-name",
-        SERVED_NAME,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--enforce-eager",
-        "--max-model-len",
-        "4096",
-        "--dtype",
-        "bfloat16",
-        "--seed",
-        "0",
-        # with SERVER_ENV: no worker process; compact JSON so the tiny model cannot pad its
-        # structured replies with newlines until max_tokens runs out
-        "--distributed-executor-backend",
-        "uni",
-        "--structured-outputs-config",
-        json.dumps({"backend": "xgrammar", "disable_any_whitespace": True}),
-    ]
+    # the launch `prefjudge models serve` runs: one command line, in one place
+    command = vllm_server_command(
+        str(embedded_checkpoint), served_model_name=SERVED_NAME, port=port
+    )
     with log.open("wb") as handle:
         process = subprocess.Popen(
             command,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            env={**vllm_env(), **SERVER_ENV},
+            env={**server_env(vllm_env()), **SERVER_ENV},
             start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"

@@ -174,6 +174,14 @@ class Journal(Generic[M]):
         force_new: Start a new output even when one exists (the old one is kept as
             ``OUTPUT.bak``).
         flag: How the user asks for ``force_new`` (named in messages).
+        changing_inputs: Input roles whose files (the same paths) may have changed since
+            the binding because failed model requests in them were made again
+            (``--retry-errors``): the stage checks such a change record by record through
+            ``revise``, instead of the binding refusing it.
+        revise: Called with the records held when an input of ``changing_inputs``
+            changed; returns the keys of the records to make again (they are removed
+            before anything is written), or raises :class:`JournalError` to refuse the
+            change (nothing is written then: the binding still names the old input).
 
     Attributes:
         done: Records already in the output when it was opened, by key, in file order.
@@ -192,6 +200,8 @@ class Journal(Generic[M]):
         settings: Mapping[str, Any] | None = None,
         force_new: bool = False,
         flag: str = "--force-new",
+        changing_inputs: Iterable[str] = (),
+        revise: Callable[[Mapping[str, M]], Iterable[str]] | None = None,
     ):
         self.path = Path(path)
         self.record = record
@@ -201,6 +211,10 @@ class Journal(Generic[M]):
         self.settings = _normalize(dict(settings or {}))
         self.force_new = force_new
         self.flag = flag
+        self.changing_inputs = frozenset(changing_inputs)
+        self.revise = revise
+        self.changed_inputs: set[str] = set()
+        self.revised = 0
         self.done: dict[str, M] = {}
         self.notes: list[str] = []
         self.resumed = False
@@ -242,6 +256,8 @@ class Journal(Generic[M]):
                 self._move_aside()
             self._check_binding()
             self._read_existing()
+            if self.changed_inputs:
+                self._revise()
             self._write_binding(created=not self.resumed)
             self._fd = _open_append(self.path)
         except BaseException:
@@ -368,6 +384,10 @@ class Journal(Generic[M]):
             before, now = old_inputs.get(role) or [], new_inputs.get(role) or []
             if [f.get("sha256") for f in before] == [f["sha256"] for f in now]:
                 continue
+            same_paths = [f.get("path") for f in before] == [f["path"] for f in now]
+            if role in self.changing_inputs and same_paths:  # checked record by record
+                self.changed_inputs.add(role)
+                continue
             if len(before) != len(now):
                 was = ", ".join(f.get("path", "?") for f in before) or "none"
                 lines.append(
@@ -424,6 +444,20 @@ class Journal(Generic[M]):
             self.done[key] = item
         self._records = dict(self.done)
         self.resumed = bool(self.done)
+
+    def _revise(self) -> None:
+        """Drop the records that ``revise`` says a changed input makes stale (see __init__)."""
+        drop = set(self.revise(dict(self.done))) if self.revise is not None else set()
+        drop &= self.done.keys()
+        if not drop:
+            return
+        kept = [item for key, item in self.done.items() if key not in drop]
+        text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in kept)
+        _atomic_write(self.path, text)
+        self.done = {self.key(item): item for item in kept}
+        self._records = dict(self.done)
+        self.resumed = bool(self.done)
+        self.revised = len(drop)
 
     def _parse_line(self, raw: bytes, number: int) -> M:
         where = f"{self.path}:{number}"

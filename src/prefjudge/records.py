@@ -517,9 +517,37 @@ class FuncResult(BaseModel):
     sets: dict[str, SetResult] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
-class ScoredSample(Generation):
-    """A generation plus its instruction results and functional result."""
+def generation_failed(record: Generation | Mapping[str, Any]) -> bool:
+    """Whether a generation is a failed model request rather than an answer.
 
+    The one rule every stage applies (``score``, ``judge``, ``pair``, ``persona``, ``run``
+    and the leaderboard): a generation whose ``error`` is set has no answer to score or
+    judge. It is never verified, tested or judged; it counts as an error of its model,
+    never in a rate, and waits for ``--retry-errors``.
+
+    Args:
+        record: A generation (or scored sample), or its JSON object as read from a file.
+
+    Returns:
+        True when its model call failed.
+    """
+    if isinstance(record, Generation):
+        return record.error is not None
+    return record.get("error") is not None
+
+
+class ScoredSample(Generation):
+    """A generation plus its instruction results and functional result.
+
+    Attributes:
+        status: ``error`` for a generation whose model call failed
+            (:func:`generation_failed`): it was neither verified nor tested, ``error`` says
+            why, and no rate counts it. Written only then (``ok`` is not written).
+    """
+
+    _WRITTEN_WHEN_GIVEN: ClassVar[frozenset[str]] = _PROTOCOL_FIELDS | {"status"}
+
+    status: Literal["ok", "error"] = "ok"
     instruction_results: list[CheckResult] = Field(default_factory=list)
     if_instruction: float | None = None
     if_task: bool | None = None

@@ -17,6 +17,11 @@ from pj_cli import WIDE, flat, invoke, rows
 TASKS = ("HumanEval/0", "HumanEval/2", "HumanEval/13")
 
 
+def refuse(constant: str) -> None:
+    """A strict JSON reader's answer to ``NaN`` or ``Infinity``."""
+    raise ValueError(f"not JSON: {constant}")
+
+
 def samples_of(release: Path) -> list[dict[str, str]]:
     """Three samples per task: right, right on base inputs only, wrong."""
     found = {}
@@ -69,8 +74,12 @@ def test_score_shows_base_and_plus_and_exports_evalplus_results(
     assert "base pass@1 [95% CI]" in shown and "plus pass@1 [95% CI]" in shown
     assert "0.667 [0.667, 0.667]" in shown and "pass@10" not in shown
 
-    results = json.loads((exported / "humaneval" / "coder_temp_0_eval_results.json").read_text())
-    assert list(results) == ["date", "hash", "eval"]
+    text = (exported / "humaneval" / "coder_temp_0_eval_results.json").read_text()
+    results = json.loads(text, parse_constant=refuse)
+    assert list(results) == ["date", "hash", "eval", "pass_at_k"]
+    # EvalPlus 0.3.1's block: base tests, then base and plus together; k=1 only (3 samples)
+    assert results["pass_at_k"] == {"base": {"pass@1": pytest.approx(2 / 3)},
+                                    "plus": {"pass@1": pytest.approx(1 / 3)}}
     assert results["hash"] == "fe585eb4df8c88d844eeb463ea4d0302"
     assert list(results["eval"]) == list(TASKS)
     for task_id in TASKS:

@@ -168,11 +168,11 @@ def test_a_run_killed_in_any_stage_resumes_to_the_same_results(fake_server, tmp_
     assert comparable(root) == comparable(tmp_path / "whole" / "results" / "fake")
 
 
-def test_the_served_example_is_a_valid_experiment() -> None:
+def test_the_served_gpu_example_is_a_valid_experiment() -> None:
     from prefjudge.experiment.config import load_experiment
     from prefjudge.experiment.plan import build_plan
 
-    experiment, base = load_experiment(ROOT / "examples" / "served.toml")
+    experiment, base = load_experiment(ROOT / "examples" / "served_gpu.toml")
     _, stages = build_plan(experiment, base, 100)
     judge = [stage for stage in stages if stage.kind == "judge"]
     assert len(judge) == 1 and judge[0].bound == "≥" and judge[0].requests == 200 * 5

@@ -39,7 +39,7 @@ def test_a_dry_run_plans_only_the_requests_a_rerun_makes(fake_server, tmp_path: 
     assert calls == 32
 
     finished = invoke("run", path, "--dry-run", ok=True).output
-    assert plan_row(finished, "total")[3:] == ["0", "32"], finished
+    assert plan_row(finished, "total")[3:] == ["0", "32", "0"], finished
     assert "0 model requests left (32 already done)" in flat(finished)
     rerun = invoke("run", path, ok=True).output
     assert re.search(r"\b0\s+model\s+calls\s+this\s+run", rerun) and fake_server.calls == calls
@@ -48,8 +48,8 @@ def test_a_dry_run_plans_only_the_requests_a_rerun_makes(fake_server, tmp_path: 
     lines = gens.read_text().splitlines(keepends=True)
     gens.write_text("".join(lines[:5]) + lines[5][:10])  # 5 records and a torn line left
     partial = invoke("run", path, "--dry-run", ok=True).output
-    assert plan_row(partial, "generate model-b")[3:] == ["3", "5"], partial
-    assert plan_row(partial, "generate model-a")[3:] == ["0", "8"], partial
+    assert plan_row(partial, "generate model-b")[3:] == ["3", "5", "—"], partial
+    assert plan_row(partial, "generate model-a")[3:] == ["0", "8", "—"], partial
 
 
 def test_a_second_run_on_an_output_being_written_names_the_experiment_keys(

@@ -2,7 +2,8 @@
 
 The shapes asserted here are read off the peers' ``evaluate.py``: EvalPlus writes
 ``{"date", "hash", "eval": {task_id: [{"task_id", "solution", "base_status", "plus_status",
-"base_fail_tests", "plus_fail_tests"}]}}`` with ``json.dump`` (no indent) to
+"base_fail_tests", "plus_fail_tests"}]}, "pass_at_k": {"base": {"pass@1"...}, "plus":
+{"pass@1"...}}}`` with ``json.dump`` (no indent) to
 ``X_eval_results.json`` for samples ``X.jsonl``; BigCodeBench writes ``{"date", "eval":
 {task_id: [{"task_id", "solution", "status", "details"}]}}`` and ``{"pass@k"...,
 "model", "split", "subset", "calibrated", "gt_pass_rate", "failed_tasks"}`` indented by 2,
@@ -155,7 +156,11 @@ def test_evalplus_files_are_named_and_written_as_the_peer_writes_them(tmp_path: 
     text = (folder / "org--coder_eval_results.json").read_text()
     assert "\n" not in text  # json.dump without indent, as EvalPlus
     results = json.loads(text)
-    assert list(results) == ["date", "hash", "eval"]
+    assert list(results) == ["date", "hash", "eval", "pass_at_k"]
+    # base: 1 of 2 on each task; base and plus: 1 of 2 on HumanEval/8, none on HumanEval/7
+    assert results["pass_at_k"] == {"base": {"pass@1": 0.5}, "plus": {"pass@1": 0.25}}
+    other = json.loads((folder / "other_model__v2__eval_results.json").read_text())
+    assert other["pass_at_k"] == {"base": {"pass@1": 1.0}, "plus": {"pass@1": 1.0}}
     assert results["date"] == "2025-03-04 05:06"
     assert results["hash"] == hashlib.md5(lines).hexdigest()  # of the decompressed file
     assert list(results["eval"]) == ["HumanEval/8", "HumanEval/7"]  # as first seen

@@ -129,7 +129,7 @@ def test_pairs_joined_from_sample_files_keep_their_code_whole(tmp_path: Path) ->
     side_b = write_jsonl(tmp_path / "b.jsonl", [{"task_id": "HumanEval/0", "model": "b",
                                                  "response": "Here:\n```python\nx = 2\n```\n"}])
     read = [(str(path), read_generations(path, model=path.stem)[0]) for path in (side_a, side_b)]
-    (pair,), _, _ = join_generations(read[0], read[1], prompts={"HumanEval/0": "Say one."})
+    (pair,), _, _, _ = join_generations(read[0], read[1], prompts={"HumanEval/0": "Say one."})
     assert (pair.response_a_is_code, pair.response_b_is_code) == (True, False)
     assert response_code(pair, "A") == FENCED_DOCSTRING
     assert response_code(pair, "B") == "x = 2\n"

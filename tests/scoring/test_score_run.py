@@ -80,8 +80,9 @@ def test_reports_the_tasks_the_profile_and_one_result_table(scored) -> None:
     assert table is outcome.table and table.result
     assert table.title == "prefjudge score — generations.jsonl — profile reference"
     assert list(table.columns) == ["model", "n", "IF instr. [95% CI]", "IF task [95% CI]",
-                                   "pass@1 [95% CI]", "check err", "timeouts", "test err"]
-    assert table.right == {"n", "check err", "timeouts", "test err"}
+                                   "pass@1 [95% CI]", "check err", "timeouts", "test err",
+                                   "gen err"]
+    assert table.right == {"n", "check err", "timeouts", "test err", "gen err"}
     by_model = {row[0]: row for row in table.rows}
     assert by_model["sample-strong"][4].startswith("1.000 [")
     assert {row[1] for row in table.rows} == {"14"}

@@ -241,7 +241,9 @@ def test_nothing_to_show_is_an_error_that_says_what_was_there(tmp_path: Path) ->
         (SAMPLE / "generations.jsonl").read_text("utf-8"), encoding="utf-8")
     result = CliRunner().invoke(main, ["view", str(tmp_path)])
     assert result.exit_code == 1
-    assert "generations (not scored)" in result.output and "nothing to show" in result.output
+    assert "generations.jsonl: generations, 42 records — not scored: not shown" in (
+        " ".join(result.output.split()))
+    assert "nothing to show" in result.output
     assert not (tmp_path / "view.html").exists()
 
 

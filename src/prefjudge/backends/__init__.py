@@ -40,6 +40,7 @@ from prefjudge.backends.base import (
     chat,
 )
 from prefjudge.backends.cache import CacheError, ResponseCache, default_cache_path
+from prefjudge.backends.extras import missing_extra
 
 if TYPE_CHECKING:
     from prefjudge.backends.config import BackendConfig
@@ -70,9 +71,13 @@ def create_backend(config: BackendConfig) -> Backend:
         A ready backend; close it (or use it as a context manager) when done.
 
     Raises:
-        BackendError: When the configuration is incomplete, the backend is not installed,
-            or the cache file is damaged.
+        BackendError: When the configuration is incomplete, the backend's libraries are
+            not installed (:func:`~prefjudge.backends.extras.missing_extra` says what to
+            install), or the cache file is damaged.
     """
+    missing = missing_extra(config.kind)
+    if missing:  # one line saying what to install, never an ImportError traceback
+        raise BackendError(missing)
     try:
         cache = None if config.no_cache else ResponseCache(config.cache_path())
     except CacheError as exc:  # a damaged cache file: one line naming it, never a traceback
@@ -93,6 +98,7 @@ def create_backend(config: BackendConfig) -> Backend:
                 max_concurrency=config.max_concurrency,
                 timeout=config.timeout,
                 max_retries=config.max_retries,
+                max_failure_streak=config.max_failure_streak,
                 max_output_retries=config.max_output_retries,
                 strict_schema=config.strict_schema,
                 extra_body=config.extra_body,

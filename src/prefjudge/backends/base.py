@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -48,6 +49,58 @@ class BackendError(RuntimeError):
 
     Per-request failures never raise: they come back as :class:`Result` errors.
     """
+
+
+class FailureStreak:
+    """Calls that failed in a row (after their retries) with no answer in between.
+
+    A server that fails every call would otherwise cost each request its whole retry
+    budget, for hours: after ``limit`` failed calls in a row :meth:`failed` raises instead.
+    Any answer (:meth:`answered`) ends the streak. Shared by the batches of a backend's
+    life (and their threads), so a run of small batches is stopped as one big one is.
+
+    Args:
+        limit: Failed calls in a row that stop the backend; 0 never stops it.
+
+    Raises:
+        ValueError: When ``limit`` is negative.
+    """
+
+    def __init__(self, limit: int):
+        if limit < 0:
+            raise ValueError("max_failure_streak must be >= 0")
+        self.limit = limit
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def answered(self) -> None:
+        """Record an answer: the streak is over."""
+        with self._lock:
+            self.count = 0
+
+    def failed(self, error: str, *, where: str, model: str) -> None:
+        """Record a call that failed after every retry.
+
+        Args:
+            error: Why it failed (its last error).
+            where: The endpoint, e.g. its URL.
+            model: The model asked.
+
+        Raises:
+            BackendError: When this call makes ``limit`` failed calls in a row.
+        """
+        with self._lock:
+            self.count += 1
+            count = self.count
+            tripped = bool(self.limit) and count >= self.limit
+            if tripped:
+                self.count = 0  # a later batch (the server back, or not) gets a new streak
+        if tripped:
+            raise BackendError(
+                f"{count} calls in a row to {where} (model {model!r}) failed, each after its "
+                f"retries; stopping (max_failure_streak={self.limit}, 0 never stops). "
+                f"The last error: {error}"
+            )
 
 
 class Message(BaseModel):

@@ -10,6 +10,7 @@ Precedence, lowest first: built-in defaults, the ``[backend]`` table, the stage'
     model = "Qwen/Qwen2.5-Coder-7B-Instruct"
     api_key_env = "OPENAI_API_KEY"       # the variable's name, never the key itself
     max_concurrency = 16
+    max_failure_streak = 20              # failed calls in a row that stop a stage (0: never)
     cache = ".prefjudge-cache.sqlite"    # relative paths are relative to this file
 
     [backend.engine_args]                # vllm.LLM(...) arguments (vllm, embedded)
@@ -70,6 +71,10 @@ class BackendConfig(BaseModel):
         timeout: Deadline in seconds for one whole HTTP call (connect and the complete
             reply); a call past it is retried like any timeout.
         max_retries: Transport retries per call (timeouts, 429, 5xx, malformed bodies).
+        max_failure_streak: Calls that failed in a row, each after its retries, with no
+            answer in between, that stop the stage with an error naming the URL, the model
+            and the last error (a dead or broken server), instead of every request
+            spending its retries in backoff; 0 never stops (openai).
         max_output_retries: Repair attempts for structured replies that fail validation.
         strict_schema: Send ``strict: true`` with JSON schemas (OpenAI strict mode).
         extra_body: Extra JSON fields for every HTTP request.
@@ -95,6 +100,7 @@ class BackendConfig(BaseModel):
     max_concurrency: int = Field(default=8, ge=1)
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=6, ge=0)
+    max_failure_streak: int = Field(default=20, ge=0)
     max_output_retries: int = Field(default=2, ge=0)
     strict_schema: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)

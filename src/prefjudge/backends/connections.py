@@ -17,12 +17,16 @@ replica's calls are spread over one client per :data:`SHARD` slots (:class:`Shar
 an idle connection is dropped after :data:`KEEPALIVE_EXPIRY` seconds, before a server
 with uvicorn's defaults closes it. HTTPS endpoints and proxies get all but the probe
 (it would have to pass TLS or the proxy first).
+
+:func:`unreachable_reason` tells a dead endpoint (nothing listens on the port, or the host
+name does not resolve) from the connection errors of a live one (a reset, a timeout).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+import socket
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -222,3 +226,44 @@ class ConfirmedOpening:
     async def sleep(self, seconds: float) -> None:
         """Sleep, as the pool's own backend does."""
         await self._inner.sleep(seconds)
+
+
+def unreachable_reason(exc: BaseException, base_url: str | None) -> str | None:
+    """Why no connection to an endpoint could be made at all, or None for any other failure.
+
+    The client wraps the socket's error in its own (``openai.APIConnectionError`` over
+    ``httpx``'s and ``httpcore``'s ``ConnectError``); the causes are searched for it.
+
+    Args:
+        exc: The error a call raised.
+        base_url: The endpoint's base URL (None: OpenAI's), to name its host.
+
+    Returns:
+        ``connection refused`` (nothing listens on the port), ``unknown host 'NAME'
+        (...)`` (the name does not resolve), or None (a reset, a timeout, anything else:
+        a live server's trouble, retried).
+    """
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            host = urlsplit(base_url or "").hostname or "?"
+            detail = cause.strerror or str(cause)
+            return f"unknown host {host!r} ({detail})"
+    return None
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every error it was raised from or during, groups' members included."""
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        error = stack.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        yield error
+        stack.extend(e for e in (error.__cause__, error.__context__) if e is not None)
+        members = getattr(error, "exceptions", None)
+        if isinstance(members, (list, tuple)):
+            stack.extend(e for e in members if isinstance(e, BaseException))

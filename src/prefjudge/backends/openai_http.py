@@ -26,6 +26,16 @@ at once when one has a free slot: the same retry budget (``max_retries``) covers
 replica. The cache key names the set of replicas, never the one that answered (see
 ``BackendBase.identity``); which one answered is in ``Result.endpoint`` and the run's
 summary (:attr:`OpenAIBackend.notice`).
+
+Dead endpoints: until a replica has answered once, a refused connection or a host name
+that does not resolve marks it unreachable, and when every replica is, the batch stops at
+once with a :class:`BackendError` naming the URLs and the model (no backoff: nothing
+listens there). 401, 403 and 404 stop it too, from any replica (a bad key or URL), with a
+hint (the key's variable; ``is base_url missing /v1?``). Once a replica has answered, its
+connection errors are retried as any others (it may be restarting). And a server that
+fails every call stops the backend after ``max_failure_streak`` failed calls in a row
+(:class:`~prefjudge.backends.base.FailureStreak`) instead of costing every request its
+whole retry budget.
 """
 
 from __future__ import annotations
@@ -50,12 +60,13 @@ from prefjudge.backends.base import (
     Call,
     CallFailure,
     Completion,
+    FailureStreak,
     OnResult,
     Request,
     Result,
 )
 from prefjudge.backends.cache import ResponseCache
-from prefjudge.backends.connections import replica_clients
+from prefjudge.backends.connections import replica_clients, unreachable_reason
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -194,6 +205,8 @@ class Replica:
             cool-down doubles with each.
         down_until: ``time.monotonic()`` before which no call goes to it while another
             replica is up.
+        unreachable: Why no connection could be made to it (refused, unknown host), while
+            it has never answered; None once it has, or while nothing says it is dead.
     """
 
     url: str | None
@@ -203,6 +216,12 @@ class Replica:
     failed: int = 0
     failures_in_a_row: int = 0
     down_until: float = 0.0
+    unreachable: str | None = None
+
+    @property
+    def where(self) -> str:
+        """The URL as given, or the one the client uses when none was given."""
+        return self.url or self.endpoint
 
 
 @dataclass
@@ -220,6 +239,8 @@ class _ReplicaPool:
     A replica is down (skipped while another is up) for a cool-down after a connection
     error, a timeout or a 5xx: ``backoff_base`` doubled per failure in a row, at most
     ``backoff_max``. When every replica is down, calls go to them all as usual.
+
+    Every answer also ends the backend's ``streak`` of failed calls.
     """
 
     replicas: list[Replica]
@@ -227,6 +248,8 @@ class _ReplicaPool:
     limit: int
     backoff_base: float
     backoff_max: float
+    streak: FailureStreak | None = None
+    stopped: bool = False
     inflight: list[int] = field(init=False)
     waiters: deque[tuple[asyncio.Future[int], int | None]] = field(default_factory=deque)
     timers: dict[int, asyncio.TimerHandle] = field(default_factory=dict)
@@ -280,9 +303,13 @@ class _ReplicaPool:
         self.inflight[index] -= 1
         self._dispatch()
 
+    def stop(self) -> None:
+        """Give no more slots: the batch is over (a fatal error), its waiters are cancelled."""
+        self.stopped = True
+
     def _dispatch(self) -> None:
-        """Give the free slots to the first waiters that may use them."""
-        while self.waiters and self._choice() is not None:
+        """Give the free slots to the first waiters that may use them (none once stopped)."""
+        while not self.stopped and self.waiters and self._choice() is not None:
             found = self._next_waiter()
             if found is None:
                 return  # the free slots are on replicas that every waiter avoids
@@ -309,6 +336,9 @@ class _ReplicaPool:
         replica.answered += 1
         replica.failures_in_a_row = 0
         replica.down_until = 0.0
+        replica.unreachable = None
+        if self.streak is not None:
+            self.streak.answered()
 
     def failed(self, index: int, *, down: bool) -> None:
         """Record a failed call; ``down``: a connection error, timeout or 5xx."""
@@ -415,6 +445,8 @@ class OpenAIBackend(BackendBase):
             reply); a call past it is abandoned and retried like any timeout.
         max_retries: Transport retries per call (timeouts, connection errors, 429, 5xx), on
             whichever replicas they go to.
+        max_failure_streak: Calls failed in a row (each after its retries) with no answer
+            in between that stop the backend with a :class:`BackendError`; 0 never stops.
         backoff_base: First backoff delay in seconds (doubles per retry, with jitter); also
             the first cool-down of a failing replica.
         backoff_max: Longest single wait, ``Retry-After`` included, and longest cool-down.
@@ -426,6 +458,7 @@ class OpenAIBackend(BackendBase):
     Raises:
         BackendError: Without an API key for OpenAI's own endpoint, or when ``base_url``
             is an empty list or names one endpoint twice.
+        ValueError: When ``max_concurrency`` is below 1 or ``max_failure_streak`` below 0.
     """
 
     kind: ClassVar[str] = "openai"
@@ -443,6 +476,7 @@ class OpenAIBackend(BackendBase):
         max_concurrency: int = 8,
         timeout: float = 120.0,
         max_retries: int = 6,
+        max_failure_streak: int = 20,
         backoff_base: float = 0.5,
         backoff_max: float = 60.0,
         max_output_retries: int = 2,
@@ -477,6 +511,9 @@ class OpenAIBackend(BackendBase):
         self.replicas = [Replica(url, normalize_base_url(url)) for url in urls or [None]]
         self.endpoint = endpoint_identity(base_url, endpoint_id)
         self._api_key = key
+        self.api_key_env = api_key_env
+        self._key_given = api_key is not None
+        self.streak = FailureStreak(max_failure_streak)
         self.max_concurrency = max_concurrency
         self.timeout = timeout
         self.max_retries = max_retries
@@ -522,7 +559,9 @@ class OpenAIBackend(BackendBase):
 
         Raises:
             BackendError: On 401/403/404 from any replica (bad key, forbidden, unknown model
-                or URL).
+                or URL); when no replica could ever be reached (connection refused, unknown
+                host) before one answered; or after ``max_failure_streak`` failed calls in
+                a row. Requests finished before it have had their ``on_result``.
         """
         if not requests:
             return []
@@ -558,6 +597,15 @@ class OpenAIBackend(BackendBase):
                 raise BackendError(
                     f"cannot list models at {self._where(url)}: no answer in {self.timeout:g} s"
                 ) from exc
+            except openai.APIStatusError as exc:
+                raise BackendError(
+                    f"cannot list models: {self._refusal(url, exc.status_code, _error_detail(exc))}"
+                ) from exc
+            except openai.APIConnectionError as exc:
+                reason = unreachable_reason(exc, url)
+                if reason is None:
+                    raise BackendError(f"cannot list models at {self._where(url)}: {exc}") from exc
+                raise BackendError(self._unreachable([(self._where(url), reason)])) from exc
             except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
                 raise BackendError(f"cannot list models at {self._where(url)}: {exc}") from exc
             finally:
@@ -573,7 +621,58 @@ class OpenAIBackend(BackendBase):
 
     @staticmethod
     def _where(url: str | None) -> str:
-        return url or "the OpenAI API"
+        """The endpoint's URL as given, or the one the client uses when none was given."""
+        return url or normalize_base_url(None)
+
+    def _unreachable(self, dead: Sequence[tuple[str, str]]) -> str:
+        """The message of endpoints no connection could be made to: ``(URL, reason)`` each."""
+        if len(dead) == 1:
+            url, reason = dead[0]
+            return f"the openai backend cannot reach {url} (model {self.model!r}): {reason}"
+        each = "; ".join(f"{url}: {reason}" for url, reason in dead)
+        return f"the openai backend cannot reach any of its replicas (model {self.model!r}): {each}"
+
+    def _refusal(self, url: str | None, status: int, detail: str) -> str:
+        """The message of a 401, 403 or 404: the URL, the model, and what to check."""
+        where = self._where(url)
+        message = f"{where} answered {status} for model {self.model!r}: {detail}"
+        if status == 404 and not urlsplit(where).path.rstrip("/").endswith("/v1"):
+            return f"{message}; is base_url missing /v1?"
+        if status in (401, 403):
+            if self._key_given:
+                return f"{message}; the API key given was refused"
+            if self._api_key == NO_KEY:
+                return (
+                    f"{message}; no API key was sent: set ${self.api_key_env} (or name "
+                    "another variable with --api-key-env)"
+                )
+            return f"{message}; the key in ${self.api_key_env} was refused"
+        return message
+
+    def _check_reachable(
+        self, replica: Replica, replicas: Sequence[Replica], exc: Exception
+    ) -> str:
+        """Note a connection error; stop when no replica was ever reachable.
+
+        Args:
+            replica: The replica the call went to.
+            replicas: Every replica.
+            exc: The connection error.
+
+        Returns:
+            What to say of the failed call (it is retried as usual).
+
+        Raises:
+            BackendError: When every replica is unreachable (refused or an unknown host)
+                and none has answered yet.
+        """
+        reason = unreachable_reason(exc, replica.url)
+        if reason is not None and not replica.answered:
+            replica.unreachable = reason
+            if all(r.unreachable is not None for r in replicas):
+                dead = [(r.where, r.unreachable or "") for r in replicas]
+                raise BackendError(self._unreachable(dead)) from exc
+        return f"connection failed: {reason or exc}"
 
     def _client(self, base_url: str | None, http: Any = None) -> Any:
         import openai
@@ -626,6 +725,7 @@ class OpenAIBackend(BackendBase):
             limit=self.max_concurrency,
             backoff_base=self.backoff_base,
             backoff_max=self.backoff_max,
+            streak=self.streak,
         )
 
         async def one(request: Request) -> Result:
@@ -717,15 +817,12 @@ class OpenAIBackend(BackendBase):
                 except (asyncio.TimeoutError, openai.APITimeoutError):
                     last = f"timed out after {self.timeout:g} s"
                 except openai.APIConnectionError as exc:
-                    last = f"connection failed: {exc}"
+                    last = self._check_reachable(replica, pool.replicas, exc)
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     detail = _error_detail(exc)
                     if status in FATAL_STATUS:
-                        raise BackendError(
-                            f"{self._where(replica.url)} answered {status} for model "
-                            f"{self.model!r}: {detail}"
-                        ) from exc
+                        raise BackendError(self._refusal(replica.url, status, detail)) from exc
                     if status not in RETRYABLE_STATUS and status < 500:
                         pool.answered(index)
                         return CallFailure("rejected", f"HTTP {status}: {detail}")
@@ -751,12 +848,17 @@ class OpenAIBackend(BackendBase):
                     await asyncio.sleep(self._delay(attempt, retry_after))
                 held, index = index, None
                 index = await pool.acquire(held=held)
+            where = f" on {len(tried)} of {len(pool.replicas)} replicas" if several else ""
+            message = f"{last} (after {self.max_retries + 1} attempt(s){where})"
+            urls = ", ".join(replica.where for replica in pool.replicas)
+            self.streak.failed(message, where=urls, model=self.model)
+        except BackendError:
+            pool.stop()  # before the slot is given back: no other call goes out
+            raise
         finally:
             if index is not None:
                 pool.release(index)
-        where = f" on {len(tried)} of {len(pool.replicas)} replicas" if several else ""
-        attempts = f"after {self.max_retries + 1} attempt(s){where}"
-        return CallFailure("request_failed", f"{last} ({attempts})")
+        return CallFailure("request_failed", message)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

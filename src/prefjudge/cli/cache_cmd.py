@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from prefjudge.backends.config import CONFIG_NAME, ConfigError, load_backend_con
 from prefjudge.cli import main
 from prefjudge.cli.display import PipeConsole, rich_table, shown_cells
 from prefjudge.cli.options import format_option, old_json_switch
+from prefjudge.io import dumps_json
 from prefjudge.reporting import TextTable
 
 _config_option = click.option(
@@ -125,7 +125,7 @@ def info(
     if output_format == "json":
         found = {"path": str(path), "exists": False} if stats is None else stats.as_dict()
         found["exists"] = stats is not None
-        click.echo(json.dumps(found, indent=2))
+        click.echo(dumps_json(found, indent=2))
         return
     console = PipeConsole()
     if stats is None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.table import Table
 
 from prefjudge.cli import main
 from prefjudge.cli.display import PipeConsole
+from prefjudge.io import dumps_json
 from prefjudge.records import InstructionSpec, ParamSpec
 from prefjudge.scoring.taxonomy import CATEGORIES, load_taxonomy
 
@@ -33,7 +32,7 @@ def instructions(category: str | None, output_format: str) -> None:
     groups = load_taxonomy().by_category(category)
     if output_format == "json":
         specs = [spec.model_dump(mode="json") for specs in groups.values() for spec in specs]
-        click.echo(json.dumps(specs, indent=2, ensure_ascii=False))
+        click.echo(dumps_json(specs, indent=2))
         return
     console = PipeConsole()
     for name, specs in groups.items():

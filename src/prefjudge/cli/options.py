@@ -318,6 +318,16 @@ def _backend_flags(
             help="Retries on timeouts/429/5xx.",
         ),
         click.option(
+            "--max-failure-streak",
+            "pj_max_failure_streak",
+            type=int,
+            default=_default("max_failure_streak"),
+            show_default=True,
+            metavar="N",
+            help="Stop after N calls in a row failed (each after its retries) with no answer "
+            "in between: a dead or broken server (0: never stop).",
+        ),
+        click.option(
             "--max-output-retries",
             "pj_max_output_retries",
             type=int,

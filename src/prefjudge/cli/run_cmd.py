@@ -10,7 +10,7 @@ from prefjudge.cli import main
 from prefjudge.cli.engine_options import engine_options, judging_engine, scoring_engine
 from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.experiment.config import load_experiment
-from prefjudge.experiment.runner import run_experiment
+from prefjudge.experiment.runner import failure_line, run_experiment
 from prefjudge.io import InputError
 from prefjudge.reporting import StageError
 
@@ -18,10 +18,14 @@ from prefjudge.reporting import StageError
 @main.command("run")
 @click.argument("experiment_file", metavar="EXPERIMENT", type=click.Path(dir_okay=False))
 @click.option("--dry-run", is_flag=True,
-              help="Print the stages with the model requests each makes; run nothing.")
+              help="Print the stages with the model requests each makes (failed ones apart) "
+                   "and check that each backend's libraries are installed; run nothing.")
+@click.option("--retry-errors", is_flag=True,
+              help="Make the failed model requests of every stage again (generations, "
+                   "verdicts) and no other model call; redo only what depends on them.")
 @engine_options
-def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
-                allow_degraded: bool, shard_size: int | None, shard_cpus: int,
+def run_command(experiment_file: str, dry_run: bool, retry_errors: bool, engine: str,
+                address: str, allow_degraded: bool, shard_size: int | None, shard_cpus: int,
                 max_in_flight: int | None) -> None:
     """Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.
 
@@ -37,19 +41,27 @@ def run_command(experiment_file: str, dry_run: bool, engine: str, address: str,
     records are the same as a local run's, so a study may switch engines and resume), and
     judge stages of method evidence|hybrid find their facts there (hybrid's fallback model
     is asked from this machine; --shard-size counts pairs there).
+
+    A failed model request is kept as an error, never scored or ranked: the run finishes
+    what it can, shows the failures per stage and exits 1 saying how many failed;
+    --retry-errors makes exactly those requests again.
     """
     try:
         experiment, base = load_experiment(experiment_file)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        run_experiment(experiment, base, Path(experiment_file).resolve(), ConsoleReporter(),
-                       dry_run=dry_run,
-                       score_engine=scoring_engine(engine, address, allow_degraded, shard_size,
-                                                   shard_cpus, max_in_flight),
-                       judge_engine=judging_engine(engine, address, allow_degraded, shard_size,
-                                                   shard_cpus, max_in_flight))
+        manifest = run_experiment(
+            experiment, base, Path(experiment_file).resolve(), ConsoleReporter(),
+            dry_run=dry_run, retry_errors=retry_errors,
+            score_engine=scoring_engine(engine, address, allow_degraded, shard_size,
+                                        shard_cpus, max_in_flight),
+            judge_engine=judging_engine(engine, address, allow_degraded, shard_size,
+                                        shard_cpus, max_in_flight))
     except InputError as exc:  # the benchmark cannot be read: nothing has been made
         raise click.ClickException(str(exc)) from None
     except StageError as exc:
         raise click.ClickException(str(exc)) from None
+    line = failure_line(manifest.get("failures") or {}, f"prefjudge run {experiment_file}")
+    if line is not None:
+        raise click.ClickException(line)

@@ -103,17 +103,28 @@ class GenerateSpec(_Strict):
         return value
 
 
+TRANSPORT_FIELDS = frozenset({"request_timeout", "max_retries", "max_failure_streak"})
+"""Backend settings of how requests are sent, not of what is answered: no file name or
+binding depends on them."""
+
+
 class BackendSpec(_Strict):
     """Who answers: the backend, model name, endpoint and the key's variable.
 
     ``base_url`` is one URL, or a list of the URLs of replicas of one model (one
-    ``--base-url`` each; a list of one is that URL).
+    ``--base-url`` each; a list of one is that URL). ``request_timeout``, ``max_retries``
+    and ``max_failure_streak`` are the backend flags of the same names (unset: their
+    defaults): the deadline of one HTTP call, the retries of a failed call, and how many
+    calls in a row may fail before the stage stops.
     """
 
     backend: Literal["openai", "vllm", "embedded"] = "openai"
     model: str | None = None
     base_url: str | list[str] | None = None
     api_key_env: str | None = None
+    request_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_retries: int | None = Field(default=None, ge=0)
+    max_failure_streak: int | None = Field(default=None, ge=0)
 
     @field_validator("base_url")
     @classmethod
@@ -150,10 +161,11 @@ class ModelSpec(BackendSpec):
     def slug(self) -> str:
         """``name-hash``: the file stem of everything made from this model's outputs.
 
-        The hash covers every setting but the display name's own spelling, so that a
+        The hash covers every setting but the display name's own spelling and the
+        transport settings (:data:`TRANSPORT_FIELDS`: they change no answer), so that a
         changed model gets new files and the others keep theirs.
         """
-        settings = self.model_dump(mode="json", exclude={"name"})
+        settings = self.model_dump(mode="json", exclude={"name", *TRANSPORT_FIELDS})
         digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
         return f"{self.name}-{digest[:8]}"
 

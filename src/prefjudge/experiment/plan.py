@@ -46,6 +46,7 @@ from prefjudge.persona.run import (
     RewriteSettings,
 )
 from prefjudge.ranking.run import CorrelateSettings, RankSettings
+from prefjudge.records import generation_failed
 from prefjudge.scoring.run import ScoreSettings, ScoringEngine
 from prefjudge.scoring.sources import resolve_source
 from prefjudge.testbed.augment.run import SELECTOR_SAMPLING, AugmentSettings
@@ -198,6 +199,9 @@ def stage_backend(
         ("model", spec.model),
         ("base_url", spec.base_url),
         ("api_key_env", spec.api_key_env),
+        ("timeout", spec.request_timeout),
+        ("max_retries", spec.max_retries),
+        ("max_failure_streak", spec.max_failure_streak),
         ("max_tokens", max_tokens),
         ("temperature", temperature),
         ("seed", seed),
@@ -364,6 +368,7 @@ def build_plan(
                 guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
                 sampling=judge_sampling,
                 engine=judge_engine if traits.needs_tests else None,
+                regenerated=True,  # the score stages refuse any other change first
             )
             judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
             stages.append(
@@ -615,7 +620,7 @@ def original_answers(tasks: Path, generations: Path, out: Path) -> int:
             record.get("task_id") in kept
             and record.get("protocol") == "single"
             and record.get("k") == 0
-            and not record.get("error")
+            and not generation_failed(record)
         ):
             lines.append(line + "\n")
     out.parent.mkdir(parents=True, exist_ok=True)

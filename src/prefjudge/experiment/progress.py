@@ -17,6 +17,7 @@ tasks are there: a task with fewer instructions than a k makes no record for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,36 +26,107 @@ from pydantic import ValidationError
 from prefjudge.experiment.plan import Stage
 from prefjudge.io import read_existing
 from prefjudge.persona.run import rejected_path
+from prefjudge.records import generation_failed
 from prefjudge.reporting import StageError
 
 
 @dataclass(frozen=True)
 class Left:
-    """The model requests of a stage: left to make, and already made (by earlier runs).
+    """The model requests of a stage: left to make, already made, and failed.
 
     Attributes:
-        requests: Requests a run still makes.
-        done: Requests whose records are already in the output.
+        requests: Requests a run still makes (with ``retry_errors``, the failed ones too).
+        done: Requests whose records are already in the output (failed ones apart).
+        failed: Requests whose records are in the output as errors (a failed generation,
+            a verdict in error), and those of pairs waiting on a failed generation: a plain
+            run keeps them, ``run --retry-errors`` makes them again.
     """
 
     requests: int
     done: int
+    failed: int = 0
 
 
-def requests_left(stage: Stage) -> Left:
+def requests_left(stage: Stage, *, retry_errors: bool = False) -> Left:
     """The model requests ``stage`` still makes, from the records in its output.
+
+    Args:
+        stage: A stage of the plan.
+        retry_errors: Count the failed records as left (``run --retry-errors``).
+
+    Returns:
+        The requests left, done and failed (all 0 for a stage that asks no model).
+    """
+    if not stage.requests or not stage.records:
+        return Left(0, 0)
+    missing = min(max(_missing(stage), 0), stage.records)
+    # pairs waiting on a failed generation are not judged until it is made again
+    waiting = min(waiting_pairs(stage), missing)
+    missing -= waiting
+    failed = min(failed_records(stage) + waiting, stage.records - missing)
+    left = math.ceil(stage.requests * missing / stage.records)
+    failed_requests = math.ceil(stage.requests * failed / stage.records) if failed else 0
+    failed_requests = min(failed_requests, stage.requests - left)
+    done = stage.requests - left - failed_requests
+    if retry_errors:
+        return Left(left + failed_requests, done, 0)
+    return Left(left, done, failed_requests)
+
+
+def failed_records(stage: Stage) -> int:
+    """Records of the stage's output that are failed model requests (0 for other stages).
+
+    A generation whose model call failed (:func:`prefjudge.records.generation_failed`) or
+    a verdict with status ``error``: what ``--retry-errors`` makes again.
 
     Args:
         stage: A stage of the plan.
 
     Returns:
-        The requests left and done (both 0 for a stage that asks no model).
+        How many there are now.
     """
-    if not stage.requests or not stage.records:
-        return Left(0, 0)
-    missing = min(max(_missing(stage), 0), stage.records)
-    left = math.ceil(stage.requests * missing / stage.records)
-    return Left(left, stage.requests - left)
+    if stage.kind == "generate":
+        return _count(stage.output, generation_failed)
+    if stage.kind == "judge":
+        return _count(stage.output, _is_error)
+    if stage.kind == "judge-rounds" and stage.rounds is not None:
+        return sum(_count(pair.output, _is_error) for pair in stage.rounds.pairs)
+    return 0
+
+
+def waiting_pairs(stage: Stage) -> int:
+    """Pairs of a ``judge`` stage not judged because a side's generation failed.
+
+    The join's own rule (:func:`prefjudge.judge.pairs.join.join_generations`), on the two
+    generation files as they are now (0 before they exist, and for other stages).
+
+    Args:
+        stage: A stage of the plan.
+
+    Returns:
+        How many of its pairs wait for a failed generation to be made again.
+    """
+    if stage.kind != "judge" or len(stage.settings.inputs) != 2:
+        return 0
+    from prefjudge.judge.pairs.join import join_generations
+    from prefjudge.scoring.formats import read_generations
+
+    paths = [Path(path) for path in stage.settings.inputs]
+    if not all(path.exists() for path in paths):
+        return 0
+    sides = [(path, read_generations(path)[0]) for path in paths]
+    return len(join_generations(*sides).waiting)
+
+
+def _is_error(record: dict) -> bool:
+    return record.get("status") == "error"
+
+
+def _count(path: Path, failed: Callable[[dict], bool]) -> int:
+    """Records of a JSONL output for which ``failed`` holds (0 when it is not there)."""
+    if not path.exists():
+        return 0
+    return sum(1 for record in read_existing(path) if failed(record))
 
 
 def _missing(stage: Stage) -> int:
@@ -117,4 +189,4 @@ def _lines(path: Path) -> int:
         return 0
 
 
-__all__ = ["Left", "requests_left"]
+__all__ = ["Left", "failed_records", "requests_left", "waiting_pairs"]

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import numpy as np
 
 from prefjudge import __version__
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
+from prefjudge.io import dumps_json, write_json
 from prefjudge.judge import JudgeSettings, judge_pairs
 from prefjudge.judge.common import OnResult
 from prefjudge.judge.guidance import (
@@ -221,7 +221,7 @@ def build_guidance(
         rows.append(row)
     with (folder / "rationales.jsonl").open("w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(dumps_json(row) + "\n")
     usable = [r for r in rows if "error" not in r]
     scopes: list[tuple[str | None, list[dict[str, Any]]]] = []
     if usable:
@@ -308,7 +308,7 @@ def build_guidance(
         "train_pair_ids": [p.pair_id for p in train],
         "train_fingerprints": sorted(pair_fingerprint(p) for p in train),
     }
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_json(folder / MANIFEST, manifest)
     report = BuildReport(folder=folder, manifest=manifest, verdicts=verdicts, rationales=rows)
     global_failure = next((f for f in failures if f.startswith("distil global")), None)
     if global_failure:

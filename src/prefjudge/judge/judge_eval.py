@@ -9,7 +9,6 @@ verdict file (``verdicts-<method>[-<guidance>].jsonl``) and writes the compariso
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pandas as pd
 
 from prefjudge.backends import Backend, NoModel
 from prefjudge.features import tokenizer_for
+from prefjudge.io import write_json
 from prefjudge.judge import JudgeSettings, method_traits
 from prefjudge.judge.bias import bias_diagnostics
 from prefjudge.judge.evaluation import compare_methods, evaluate_by_split, evaluate_verdicts
@@ -310,7 +310,7 @@ def evaluate_judges(
         summary["by_split"] = by_split
         summary["human_reference"] = human_reference()
     files = out / "summary.json", out / "summary.csv", out / "summary.png"
-    files[0].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_json(files[0], summary)
     frame.to_csv(files[1])
     plot_methods(frame, files[2])
     return JudgeEvalOutcome(

@@ -19,14 +19,13 @@ or, with a reporter's notes and progress bars, :func:`judge_to_file` and
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from prefjudge.backends import Backend, BackendError, NoModel, Result
-from prefjudge.io import InputError, summary_path
+from prefjudge.io import InputError, summary_path, write_json
 from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
 from prefjudge.judge.facts.coverage import check_coverage
@@ -93,6 +92,7 @@ def verdict_journal(
     inputs: dict[str, Any],
     extra: dict[str, Any] | None = None,
     force_new: bool = False,
+    regenerated: bool = False,
 ) -> Journal[Verdict]:
     """The journal of a verdict file, bound to the pairs, the method and the judge model.
 
@@ -104,6 +104,9 @@ def verdict_journal(
         inputs: Input files by role.
         extra: Other settings that change the verdicts (e.g. the pair file's format).
         force_new: Start the file again.
+        regenerated: The two generation files (role ``pairs``) may have changed since, in
+            failed generations made again only (``run`` checks that in its score stage
+            first); pairs that held them were never judged, so every verdict stands.
 
     Returns:
         The journal (not open yet).
@@ -129,6 +132,7 @@ def verdict_journal(
         out,
         Verdict,
         lambda v: v.pair_id,
+        changing_inputs=("pairs",) if regenerated else (),
         stage=stage,
         inputs=inputs,
         settings=bound,
@@ -154,7 +158,11 @@ class JudgingPlan:
 
 
 def plan_judging(
-    pairs: Sequence[Pair], journal: Journal[Verdict] | None, *, retry_errors: bool = False
+    pairs: Sequence[Pair],
+    journal: Journal[Verdict] | None,
+    *,
+    retry_errors: bool = False,
+    waiting: Sequence[str] = (),
 ) -> JudgingPlan:
     """Decide what to judge: every pair without a verdict (and, on request, errored ones).
 
@@ -163,11 +171,16 @@ def plan_judging(
         journal: An open verdict journal, or None (nothing is done yet).
         retry_errors: Judge again the pairs whose verdict is an error; their records are
             removed from the journal now (atomically), so no duplicate is ever written.
+        waiting: Ids of pairs a side of which is a failed model request: a verdict the
+            journal holds for one (made by an older prefjudge) judged no answer, and is
+            removed now.
 
     Returns:
         The plan.
     """
     retry: set[str] = set()
+    if journal is not None and waiting:
+        journal.discard(set(waiting) & journal.done.keys())
     if journal is not None and retry_errors:
         wanted = {p.pair_id for p in pairs}
         retry = {k for k, v in journal.done.items() if v.status == "error" and k in wanted}
@@ -255,6 +268,7 @@ def run_judging(
     chunk_size: int,
     retry_errors: bool = False,
     engine: JudgingEngine | None = None,
+    waiting: Sequence[str] = (),
 ) -> Judged:
     """Judge pairs with progress: the resume note, pairs done and requests answered.
 
@@ -269,6 +283,8 @@ def run_judging(
             model again (no cached reply is reused for them).
         engine: Where an evidence method's facts are found (None: here); started only
             when there are pairs to judge, and only for a method with evidence facts.
+        waiting: Ids of pairs not judged because a side's model call failed
+            (:func:`plan_judging`).
 
     Returns:
         One verdict per pair, in input order (earlier ones included), and how many were
@@ -278,7 +294,7 @@ def run_judging(
         StageError: When the backend cannot work at all (verdicts written so far are kept),
             a prompt template cannot be used, or the engine cannot start or go on.
     """
-    plan = plan_judging(pairs, journal, retry_errors=retry_errors)
+    plan = plan_judging(pairs, journal, retry_errors=retry_errors, waiting=waiting)
     if plan.done or plan.retry:
         where = journal.path if journal is not None else ""
         again = f" ({len(plan.retry)} errored ones again)" if plan.retry else ""
@@ -329,6 +345,8 @@ def judge_to_file(
     chunk_size: int,
     retry_errors: bool = False,
     engine: JudgingEngine | None = None,
+    waiting: Sequence[str] = (),
+    regenerated: bool = False,
 ) -> Judged:
     """Judge pairs into a verdict file through its journal (see :func:`verdict_journal`).
 
@@ -346,6 +364,9 @@ def judge_to_file(
         retry_errors: Judge again the pairs whose verdict is an error.
         engine: Where an evidence method's facts are found (None: here; see
             :func:`run_judging`).
+        waiting: Ids of pairs not judged because a side's model call failed.
+        regenerated: Generation inputs may have changed in failed generations made again
+            (see :func:`verdict_journal`).
 
     Returns:
         One verdict per pair, in input order (earlier ones included), and how many were
@@ -356,7 +377,8 @@ def judge_to_file(
             work at all (verdicts written so far are kept).
     """
     journal = verdict_journal(
-        out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new
+        out, settings, backend, stage=stage, inputs=inputs, extra=extra, force_new=force_new,
+        regenerated=regenerated,
     )
     with open_journal(journal, reporter):
         try:
@@ -369,6 +391,7 @@ def judge_to_file(
                 chunk_size=chunk_size,
                 retry_errors=retry_errors,
                 engine=engine,
+                waiting=waiting,
             )
         except JournalError as exc:
             raise StageError(str(exc)) from exc
@@ -424,6 +447,9 @@ class JudgeFileSettings(JudgeOptions):
         ci_seed: Seed of the bootstrap intervals.
         engine: Where ``evidence``/``hybrid`` find their facts (None: this machine;
             ``--engine ray``: a :class:`~prefjudge.scale.judge_engine.RayJudgeEngine`).
+        regenerated: The two generation files may have changed since the verdict file was
+            bound, in failed generations made again only (``run`` sets it: its score stage
+            refuses any other change first).
     """
 
     inputs: tuple[str, ...]
@@ -442,6 +468,19 @@ class JudgeFileSettings(JudgeOptions):
     bootstrap: int = DEFAULT_RESAMPLES
     ci_seed: int = 0
     engine: JudgingEngine | None = None
+    regenerated: bool = False
+
+
+class AllPairsWaiting(StageError):
+    """Every pair of two generation files waits on a failed generation: nothing to judge yet.
+
+    Attributes:
+        waiting: How many pairs wait.
+    """
+
+    def __init__(self, message: str, waiting: int) -> None:
+        super().__init__(message)
+        self.waiting = waiting
 
 
 @dataclass(frozen=True)
@@ -453,12 +492,14 @@ class PreparedJudging:
         judge: The judge settings.
         inputs: Input files by role, for the journal.
         extra: Other settings bound by the journal (format, sources, evidence settings).
+        waiting: Ids of the pairs not judged because a side's model call failed.
     """
 
     pairs: list[Pair]
     judge: JudgeSettings
     inputs: dict[str, Any]
     extra: dict[str, Any]
+    waiting: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -473,6 +514,7 @@ class JudgeOutcome:
         agreement: :func:`~prefjudge.judge.evaluation.evaluate_verdicts` of the verdicts
             against the pairs' human labels, or None when no pair has one.
         summary: The agreement summary written (``<output>.summary.json``), or None.
+        waiting: Pairs not judged because a side's model call failed.
     """
 
     output: Path
@@ -481,6 +523,7 @@ class JudgeOutcome:
     errors: int
     agreement: dict[str, Any] | None = None
     summary: Path | None = None
+    waiting: int = 0
 
 
 def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> PreparedJudging:
@@ -527,6 +570,12 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
     if settings.limit:
         pairs = pairs[: settings.limit]
     judge = judge_settings(options, settings.method, open_guidance(settings.guidance))
+    if not pairs and read.waiting:
+        raise AllPairsWaiting(
+            f"{', '.join(settings.inputs)}: no pairs to judge: all {len(read.waiting)} wait on "
+            "failed generations (make them again with --retry-errors)",
+            len(read.waiting),
+        )
     if not pairs:
         raise StageError(f"{', '.join(settings.inputs)}: no pairs to judge")
     check_coverage(pairs, judge, reporter, allow_undecided=settings.allow_undecided)
@@ -544,6 +593,7 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
             **read.sources,
             **evidence_binding(judge, settings.tests),
         },
+        waiting=read.waiting,
     )
 
 
@@ -594,6 +644,8 @@ def judge_file(
         chunk_size=settings.chunk_size,
         retry_errors=settings.retry_errors,
         engine=settings.engine,
+        waiting=prepared.waiting,
+        regenerated=settings.regenerated,
     )
     verdicts = judged.verdicts
     agreement, summary = None, None
@@ -605,7 +657,7 @@ def judge_file(
             verdicts, n_resamples=settings.bootstrap, seed=settings.ci_seed
         )
         summary = summary_path(settings.output, ".json")
-        summary.write_text(json.dumps(agreement, indent=2) + "\n", encoding="utf-8")
+        write_json(summary, agreement)
     return JudgeOutcome(
         output=settings.output,
         verdicts=tuple(verdicts),
@@ -613,6 +665,7 @@ def judge_file(
         errors=sum(v.status == "error" for v in verdicts),
         agreement=agreement,
         summary=summary,
+        waiting=len(prepared.waiting),
     )
 
 

@@ -16,7 +16,6 @@ are kept, and running the stage again resumes after them.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from prefjudge.backends import Backend, Sampling
-from prefjudge.io import InputError, read_records, read_text, summary_path
+from prefjudge.io import InputError, read_records, read_text, summary_path, write_json
 from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge.pairs import pairs_from_generations
 from prefjudge.paths import data_dir
@@ -320,7 +319,7 @@ def rewrite_file(settings: RewriteSettings, backend: Backend, reporter: Reporter
         reference_check=settings.reference_check,
     )
     written = summary_path(out, ".json")
-    written.write_text(json.dumps(summary.as_dict(), indent=2) + "\n", "utf-8")
+    write_json(written, summary.as_dict())
     return RewriteOutcome(summary=summary, output=out, rejected=rejected, summary_file=written)
 
 
@@ -422,7 +421,7 @@ def write_flips(
     json_file = prefix.with_name(prefix.name + ".flips.json")
     csv_file = prefix.with_name(prefix.name + ".flips.csv")
     png_file = prefix.with_name(prefix.name + ".flips.png")
-    json_file.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_json(json_file, summary)
     frame.to_csv(csv_file, index=False)
     plot_flips(frame, png_file, title=title)
     flipped = summary.get("flipped", [])

@@ -10,8 +10,6 @@ or :class:`~prefjudge.io.InputError`.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefjudge.io import dumps_json, finite_json
 from prefjudge.ranking import bradley_terry as bt
 from prefjudge.ranking import correlate as corr
 from prefjudge.ranking import style as sc
@@ -35,31 +34,24 @@ class ScoreColumnsError(corr.CorrelateError):
     """Scored records cannot give a score column that was asked for."""
 
 
-def json_safe(value: Any) -> Any:
-    """Return ``value`` with NumPy scalars as Python numbers and NaN/inf as None.
-
-    Args:
-        value: A JSON-like value (dicts, lists, tuples, numbers, strings).
-
-    Returns:
-        A value ``json.dumps`` writes as strict JSON.
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return json_safe(float(value))
-    return value
+json_safe = finite_json
+"""A value with NumPy scalars as Python numbers and NaN/inf as None (the one rule is
+:func:`prefjudge.io.finite_json`; the name is kept for the ranking code that used it)."""
 
 
 def dumps(payload: Mapping[str, Any]) -> str:
-    """A JSON payload as indented UTF-8 text with a final newline (see :func:`json_safe`)."""
-    return json.dumps(json_safe(dict(payload)), indent=2, ensure_ascii=False) + "\n"
+    """A JSON payload as indented strict JSON text with a final newline.
+
+    NumPy scalars become Python numbers and NaN/infinities ``null``
+    (:func:`prefjudge.io.dumps_json`).
+
+    Args:
+        payload: The payload.
+
+    Returns:
+        The text.
+    """
+    return dumps_json(dict(payload), indent=2) + "\n"
 
 
 # --------------------------------------------------------------------------- rank

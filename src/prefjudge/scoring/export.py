@@ -11,7 +11,8 @@ EvalPlus (``evalplus``; HumanEval+ and MBPP+ tasks), per model and dataset::
     DIR/humaneval/<model>.jsonl                {"task_id", "solution"} per sample
     DIR/humaneval/<model>_eval_results.json    {"date", "hash", "eval": {task_id: [
         {"task_id", "solution", "base_status", "plus_status",
-         "base_fail_tests", "plus_fail_tests"}, ...]}}
+         "base_fail_tests", "plus_fail_tests"}, ...]},
+        "pass_at_k": {"base": {"pass@1", ...}, "plus": {"pass@1", ...}}}
 
 (``mbpp/`` for MBPP+), the names EvalPlus 0.3.1 gives them: ``evalplus.codegen`` writes
 ``<root>/<dataset>/<identifier>.jsonl`` and ``evalplus.evaluate --samples X.jsonl`` writes
@@ -21,6 +22,10 @@ prints pass@k from prefjudge's verdicts. ``date`` is ``%Y-%m-%d %H:%M``; ``hash`
 MD5 of the decompressed task file, as ``get_human_eval_plus_hash`` /
 ``get_mbpp_plus_hash`` compute it from the same release file (null when the tasks came
 from a hub dataset, which has no such file); ``json.dump`` without indentation, as EvalPlus.
+``pass_at_k`` is the block ``evalplus.evaluate`` adds before it saves the file: the mean
+unbiased pass@k over the file's tasks, for each k of 1, 10, 100 that every task has samples
+for, on the base tests and on base and plus tests together (a sample passes those when both
+its statuses are ``pass``) (:func:`evalplus_pass_at_k`).
 ``base_fail_tests`` / ``plus_fail_tests`` hold the input at which the set stopped (the
 first failing input of :attr:`~prefjudge.records.SetResult.failed`), as EvalPlus's default
 run (``fast_check``) lists it, MBPP+ inputs written back as ``mbpp_serialize_inputs`` does.
@@ -81,7 +86,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from prefjudge.io import InputError, iter_records, open_text
+from prefjudge.io import InputError, dumps_json, iter_records, open_text
 from prefjudge.paths import check_path_name
 from prefjudge.records import FuncResult, ScoredSample, Task
 from prefjudge.reporting import Reporter, StageError
@@ -99,6 +104,9 @@ TEST_FORMAT = {"evalplus": "evalplus", "bigcodebench": "bigcodebench"}
 
 BIGCODEBENCH_KS = (1, 5, 10)
 """``bigcodebench.evaluate``'s default ``--pass_k``."""
+
+EVALPLUS_KS = (1, 10, 100)
+"""The k of pass@k ``evalplus.evaluate`` writes (each only when every task has k samples)."""
 
 DATE_FORMAT = "%Y-%m-%d %H:%M"
 """How both peers write ``date``."""
@@ -391,6 +399,51 @@ def bigcodebench_split(generations: str) -> tuple[str, str]:
     return found.group(2), found.group(1) or "full"
 
 
+def mean_pass_at_k(counts: Sequence[tuple[int, int]], ks: Sequence[int]) -> dict[str, float]:
+    """The mean unbiased pass@k over tasks, as both peers compute it for their files.
+
+    Args:
+        counts: ``(samples, passed)`` per task.
+        ks: The k of pass@k; each is kept only when every task has at least k samples.
+
+    Returns:
+        ``{"pass@k": mean}`` for each k kept, in the order of ``ks`` (empty without tasks).
+    """
+    from prefjudge.scoring.metrics import pass_at_k  # pandas: not loaded for score --help
+
+    out: dict[str, float] = {}
+    for k in ks:
+        if counts and min(n for n, _ in counts) >= k:
+            out[f"pass@{k}"] = float(np.mean([pass_at_k(n, c, k) for n, c in counts]))
+    return out
+
+
+def evalplus_pass_at_k(by_task: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """The ``pass_at_k`` block of EvalPlus's ``eval_results.json``, as it computes it.
+
+    ``evalplus.evaluate`` (0.3.1) counts a sample as passing the base tests when its
+    ``base_status`` is ``pass``, and the plus tests when ``base_status`` and
+    ``plus_status`` both are; the plus block is left out only for a base-only run (no
+    sample has a ``plus_status``).
+
+    Args:
+        by_task: The file's ``eval`` part: each task's entries (:func:`evalplus_entry`).
+
+    Returns:
+        ``{"base": {"pass@1": ...}, "plus": {"pass@1": ...}}`` (pass@10 and pass@100 too
+        when every task has that many samples).
+    """
+    base = [(len(entries), sum(e["base_status"] == "pass" for e in entries))
+            for entries in by_task.values()]
+    out: dict[str, Any] = {"base": mean_pass_at_k(base, EVALPLUS_KS)}
+    if any(e.get("plus_status") is not None for entries in by_task.values() for e in entries):
+        plus = [(len(entries),
+                 sum(e["base_status"] == e["plus_status"] == "pass" for e in entries))
+                for entries in by_task.values()]
+        out["plus"] = mean_pass_at_k(plus, EVALPLUS_KS)
+    return out
+
+
 def bigcodebench_pass_at_k(
     results: Mapping[str, Any], task_ids: Sequence[str], *, model: str, split: str,
     subset: str, ks: Sequence[int] = BIGCODEBENCH_KS,
@@ -409,18 +462,11 @@ def bigcodebench_pass_at_k(
         ``{"pass@k"..., "model", "split", "subset", "calibrated", "gt_pass_rate",
         "failed_tasks"}``.
     """
-    from prefjudge.scoring.metrics import pass_at_k  # pandas: not loaded for score --help
-
     problems = set(task_ids)
     per_task = [entries for task_id, entries in results["eval"].items() if task_id in problems]
-    total = np.array([len(entries) for entries in per_task])
-    correct = [sum(entry["status"] == "pass" for entry in entries) for entries in per_task]
-    out: dict[str, Any] = {}
-    for k in ks:
-        if total.size and total.min() >= k:
-            values = np.array([pass_at_k(int(n), int(c), k)
-                               for n, c in zip(total, correct, strict=True)])
-            out[f"pass@{k}"] = float(values.mean())
+    out: dict[str, Any] = mean_pass_at_k(
+        [(len(entries), sum(entry["status"] == "pass" for entry in entries))
+         for entries in per_task], ks)
     out.update({"model": model, "split": split, "subset": subset, "calibrated": False,
                 "gt_pass_rate": 0.0, "failed_tasks": list(task_ids)})
     return out
@@ -497,13 +543,13 @@ def _write_samples(path: Path, by_task: Mapping[str, list[dict[str, Any]]]) -> N
     with path.open("w", encoding="utf-8") as handle:
         for task_id, entries in by_task.items():
             for entry in entries:
-                handle.write(json.dumps({"task_id": task_id, "solution": entry["solution"]})
-                             + "\n")
+                handle.write(dumps_json({"task_id": task_id, "solution": entry["solution"]},
+                                        ensure_ascii=True) + "\n")
 
 
 def _write_json(path: Path, data: Any, *, indent: int | None) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=indent)
+    """Strict JSON as the peers' ``json.dump`` writes it (ASCII, no final newline)."""
+    path.write_text(dumps_json(data, indent=indent, ensure_ascii=True), encoding="utf-8")
 
 
 def write_evalplus(
@@ -527,8 +573,8 @@ def write_evalplus(
             stem = stems[(group.model, group.protocol, group.k)]
             samples, results = folder / f"{stem}.jsonl", folder / f"{stem}_eval_results.json"
             _write_samples(samples, by_task)
-            _write_json(results, {"date": date, "hash": hashes[dataset], "eval": by_task},
-                        indent=None)
+            _write_json(results, {"date": date, "hash": hashes[dataset], "eval": by_task,
+                                  "pass_at_k": evalplus_pass_at_k(by_task)}, indent=None)
             files += [samples, results]
     return files
 
@@ -607,6 +653,7 @@ def export_scores(settings: ExportSettings, reporter: Reporter) -> ExportOutcome
 
 __all__ = [
     "BIGCODEBENCH_KS",
+    "EVALPLUS_KS",
     "EXPORT_FORMATS",
     "ExportError",
     "ExportOutcome",
@@ -618,7 +665,9 @@ __all__ = [
     "check_fits",
     "dataset_hash",
     "evalplus_entry",
+    "evalplus_pass_at_k",
     "export_scores",
+    "mean_pass_at_k",
     "model_file_name",
     "parse_target",
     "read_scores",

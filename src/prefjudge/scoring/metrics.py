@@ -76,8 +76,12 @@ SUMMARY_COLUMNS = [
     "func_timeout",
     "func_error",
     "func_missing",
+    "gen_errors",
 ]
 """Columns of :func:`model_summary` (also when there are no records).
+
+``n`` counts the samples that are answers; ``gen_errors`` the generations whose model
+call failed (left out of every rate, counted here alone).
 
 ``base_pass1`` and ``plus_pass1`` are NaN for a model without HumanEval+/MBPP+ samples;
 ``pass10`` and ``pass100`` are NaN unless every task of the model has at least 10 (100)
@@ -269,13 +273,16 @@ def model_summary(
         One row per model: n, if_instruction(+_lower/_upper), if_task(+CI), pass1(+CI),
         base_pass1 and plus_pass1 (+CI; HumanEval+/MBPP+ samples only), pass10 and
         pass100 (+CI; when every task has that many judged samples), check_errors,
-        func_fail, func_timeout, func_error, func_missing (:data:`SUMMARY_COLUMNS`); no
+        func_fail, func_timeout, func_error, func_missing, gen_errors (failed model
+        requests, in no other column) (:data:`SUMMARY_COLUMNS`); no
         rows, with those columns, when ``frame`` is empty.
     """
     if frame.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     rows = []
-    for model, group in frame.groupby("model", sort=True):
+    for model, everything in frame.groupby("model", sort=True):
+        failed = everything["gen_error"].astype(bool)
+        group = everything[~failed]
         row: dict[str, Any] = {"model": model, "n": len(group)}
         figures = [("if_instruction", _task_means(group, "if_instruction")),
                    ("if_task", _task_means(group, "if_task")),
@@ -294,6 +301,7 @@ def model_summary(
         row["func_timeout"] = int((status == "timeout").sum())
         row["func_error"] = int((status == "error").sum())
         row["func_missing"] = int(status.isna().sum())
+        row["gen_errors"] = int(failed.sum())
         rows.append(row)
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 

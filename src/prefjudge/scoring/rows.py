@@ -25,6 +25,7 @@ SAMPLE_COLUMNS = [
     "protocol",
     "base_pass",
     "plus_pass",
+    "gen_error",
 ]
 """Columns of :func:`sample_row`, in order."""
 
@@ -76,8 +77,13 @@ def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
     inputs together (the sample's own verdict, as EvalPlus counts ``base_status ==
     plus_status == "pass"``); NaN for other tasks and for a sample whose run ended in
     ``error`` anywhere, so that an error is left out of every functional figure alike.
+    ``gen_error`` is True for a failed model request (status ``error``): its figures are
+    all NaN, so no rate counts it, and summaries count it apart.
     """
     rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
+    if rec.status == "error":
+        return (rec.model, rec.task_id, sample_k(rec), np.nan, np.nan, None, np.nan, 0,
+                protocol_of(rec), np.nan, np.nan, True)
     func_status = rec.func.status if rec.func else None
     func_pass = _passed(func_status)
     base_pass = plus_pass = np.nan
@@ -97,4 +103,5 @@ def sample_row(record: ScoredSample | dict[str, Any]) -> tuple[Any, ...]:
         protocol_of(rec),
         base_pass,
         plus_pass,
+        False,
     )

@@ -14,7 +14,6 @@ call it::
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import warnings
@@ -24,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from prefjudge.io import InputError, summary_path
-from prefjudge.journal import Journal, open_journal
+from prefjudge.io import InputError, summary_path, write_json
+from prefjudge.journal import Journal, JournalError, open_journal
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.reporting import Reporter, StageError, TextTable
 from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
@@ -346,8 +345,13 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
             **({"tasks_sources": task_sources} if task_sources else {}),
         },
         force_new=settings.force_new,
+        changing_inputs=("generations",),
+        revise=lambda done: regenerated_records(done, job, generations),
     )
     with open_journal(journal, reporter):
+        if journal.revised:
+            reporter.note(f"{generations} has failed generations made again: their "
+                          f"{journal.revised} record(s) are scored again")
         loading = _load_summary_meanwhile()
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)
@@ -426,25 +430,24 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
         title=f"prefjudge score — {Path(settings.source).name} — profile {profile}",
     )
     reporter.table(table)
+    for note in unrated_notes(summary, tests=tests_on, no_tests=settings.no_tests):
+        reporter.note(note)
     prefix = settings.summary_prefix or summary_path(output)
     csv, summary_json, plot = (Path(f"{prefix}{ext}") for ext in (".csv", ".json", ".png"))
     summary.assign(profile=profile).to_csv(csv, index=False)
-    summary_json.write_text(
-        json.dumps(
-            {
-                "generations": settings.source,
-                "tasks": tasks_origin,
-                "seed": settings.ci_seed,
-                "bootstrap": settings.bootstrap,
-                "profile": profile,
-                "ruff_version": ruff_version(),
-                "sandbox": isolation,
-                "engine": engine.summary() if engine else {"name": "local"},
-                "models": summary.to_dict(orient="records"),
-            },
-            indent=2,
-            default=float,
-        )
+    write_json(
+        summary_json,
+        {
+            "generations": settings.source,
+            "tasks": tasks_origin,
+            "seed": settings.ci_seed,
+            "bootstrap": settings.bootstrap,
+            "profile": profile,
+            "ruff_version": ruff_version(),
+            "sandbox": isolation,
+            "engine": engine.summary() if engine else {"name": "local"},
+            "models": summary.to_dict(orient="records"),
+        },
     )
     save_summary_plot(summary, plot)
     reporter.note(f"wrote {output} ({len(rows)} records), {prefix}.csv/.json/.png")
@@ -474,6 +477,51 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> Sco
         test_errors=test_errors,
         exported=tuple(exported),
     )
+
+
+def regenerated_records(
+    done: Mapping[str, ScoredSample], job: ScoreJob, generations: Path
+) -> list[str]:
+    """The scored records to make again now that the generations file has changed.
+
+    The one change a score output accepts from its generations file is that of failed
+    model requests made again (``generate --retry-errors``, ``run --retry-errors``): the
+    records of failed generations (status ``error``) are scored again, whatever they hold
+    now. Any other record must still be in the file, the generation it was scored from
+    (task, response, instructions); if one is not, the change is refused as any other
+    change of an input is.
+
+    Args:
+        done: The records held, by key.
+        job: The generations as they are now.
+        generations: The generations file (named in the refusal).
+
+    Returns:
+        The keys of the records to score again.
+
+    Raises:
+        JournalError: A record that did not fail was scored from another generation.
+    """
+    current = dict(zip(job.keys, (gen for _, gen in job.generations), strict=True))
+    again, changed = [], []
+    for key, record in done.items():
+        if record.status == "error":
+            again.append(key)
+            continue
+        gen = current.get(key)
+        if gen is None or (gen.task_id, gen.response, gen.instructions) != (
+            record.task_id, record.response, record.instructions
+        ):
+            changed.append(key)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5
+                                          else "")
+        raise JournalError(
+            f"input generations: {generations} has changed since, in generations that did not "
+            f"fail ({shown}); only failed ones may be made again. Use another -o, or "
+            "--force-new to score it again from the start."
+        )
+    return again
 
 
 def _check_exports(settings: ScoreSettings, tasks: Mapping[str, Task]) -> None:
@@ -611,9 +659,81 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
                 "check err": int(row["check_errors"]),
                 "timeouts": int(row["func_timeout"]),
                 "test err": int(row["func_error"]),
+                **({"gen err": _count(row.get("gen_errors"))}
+                   if "gen_errors" in summary.columns else {}),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _count(value: object) -> int:
+    """A count of the summary as an int (0 where it is missing or NaN)."""
+    import pandas as pd
+
+    return 0 if value is None or pd.isna(value) else int(value)  # type: ignore[arg-type]
+
+
+def unrated_notes(summary: pd.DataFrame, *, tests: bool, no_tests: bool = False) -> list[str]:
+    """Say why the score table shows "—" for IF or pass@1 (one note per reason).
+
+    A rate that cannot be computed is not a low one: each note names the figure, the
+    models it concerns (all of them when none are named) and why, e.g.
+    ``pass@1 —: no tests for these tasks: pass --tasks (the benchmark's task file)``.
+
+    Args:
+        summary: :func:`prefjudge.scoring.metrics.model_summary`'s table.
+        tests: Whether the unit tests were run (there were tasks with tests, and no
+            ``--no-tests``).
+        no_tests: Whether ``--no-tests`` turned them off.
+
+    Returns:
+        The notes, in the order of the first model each concerns (empty when every figure
+        shown has a value).
+    """
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for _, row in summary.iterrows():
+        for figure_reason in _unrated_reasons(row, tests=tests, no_tests=no_tests):
+            by_reason.setdefault(figure_reason, []).append(str(row["model"]))
+    notes = []
+    for (figure, reason), named in by_reason.items():
+        who = "" if len(named) == len(summary) else f" for {', '.join(named)}"
+        notes.append(f"{figure} —{who}: {reason}")
+    return notes
+
+
+def _unrated_reasons(row: pd.Series, *, tests: bool, no_tests: bool) -> list[tuple[str, str]]:
+    """``(figure, why)`` for each of IF and pass@1 that one model's row has no value for."""
+    import pandas as pd
+
+    n, gen_errors = _count(row.get("n")), _count(row.get("gen_errors"))
+    if n == 0:
+        failed = f": every generation failed ({gen_errors}, counted as 'gen err')" \
+            if gen_errors else ""
+        return [("IF and pass@1", f"no answers to rate{failed}")]
+    reasons = []
+    if pd.isna(row.get("if_instruction")):
+        check_errors = _count(row.get("check_errors"))
+        reasons.append(("IF", (
+            f"no instruction check gave a verdict ({check_errors} ended in error, counted "
+            "as 'check err')") if check_errors else
+            "no sample had instructions to follow (IF rates the instructions a "
+            "generation was asked to follow)"))
+    if pd.isna(row.get("pass1")):
+        reasons.append(("pass@1", _untested_reason(row, tests=tests, no_tests=no_tests)))
+    return reasons
+
+
+def _untested_reason(row: pd.Series, *, tests: bool, no_tests: bool) -> str:
+    """Why a model's row has no pass@1: no tests run, none for its tasks, or only errors."""
+    if no_tests:
+        return "unit tests were not run (--no-tests)"
+    if not tests:
+        return "no tests for these tasks: pass --tasks (the benchmark's task file)"
+    errors = _count(row.get("func_error"))
+    if errors:
+        return (f"no test run ended in a verdict ({errors} ended in error, counted as "
+                "'test err', not as failures)")
+    return "none of these tasks has tests in the task file(s) given with --tasks"
 
 
 def frame_table(frame: pd.DataFrame, *, title: str = "", result: bool = True) -> TextTable:
@@ -649,4 +769,5 @@ __all__ = [
     "load_tasks",
     "score_file",
     "summary_table",
+    "unrated_notes",
 ]

@@ -23,6 +23,7 @@ from prefjudge.records import (
     InstructionRef,
     ScoredSample,
     Task,
+    generation_failed,
 )
 from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
 from prefjudge.sandbox.preload import modules_to_preload
@@ -313,7 +314,9 @@ def score_batches(
     chunks = _chunks(todo, chunk_size, tested)
 
     def split(chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
-        items = [(gen.response, gen.instructions, gen.response_is_code) for _, gen in chunk]
+        # A failed model request has no answer: nothing of it is checked (generation_failed)
+        items = [(gen.response, [] if generation_failed(gen) else gen.instructions,
+                  gen.response_is_code) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
         return items, turn_items, items + [item for turns in turn_items for item in turns]
 
@@ -368,19 +371,22 @@ def score_batches(
             batch = []
             for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
                                                         strict=True):
-                if_instruction, if_task = summarise_checks(results)
                 fields = _input_fields(gen)
                 if "instructions" in fields:  # the validated refs, not dicts to validate again
                     fields["instructions"] = gen.instructions
-                batch.append(ScoredSample(
-                    **fields,
-                    instruction_results=results,
-                    if_instruction=if_instruction,
-                    if_task=if_task,
-                    func=func,
-                    turn_results=[next(turn_checks) for _ in turns] if turns else None,
-                    meta={**meta, "key": key},
-                ))
+                if generation_failed(gen):  # an error of its own: no checks, no tests, no rate
+                    batch.append(ScoredSample(**fields, status="error", meta={**meta, "key": key}))
+                else:
+                    if_instruction, if_task = summarise_checks(results)
+                    batch.append(ScoredSample(
+                        **fields,
+                        instruction_results=results,
+                        if_instruction=if_instruction,
+                        if_task=if_task,
+                        func=func,
+                        turn_results=[next(turn_checks) for _ in turns] if turns else None,
+                        meta={**meta, "key": key},
+                    ))
                 if tested:  # each sample as soon as its tests end
                     yield batch
                     batch = []
@@ -440,9 +446,13 @@ def _top_up(pending: deque[_Pending], depth: int, n_chunks: int, submitted: int,
 
 
 def has_tests(gen: Generation, tasks: Mapping[str, Task]) -> bool:
-    """Whether the generation's task is among ``tasks`` and has unit tests to run."""
+    """Whether the generation's task is among ``tasks`` and has unit tests to run for it.
+
+    A failed model request (:func:`~prefjudge.records.generation_failed`) has no answer
+    to test.
+    """
     task = tasks.get(gen.task_id)
-    return task is not None and task.test_format != "none"
+    return task is not None and task.test_format != "none" and not generation_failed(gen)
 
 
 def _chunks(
@@ -476,7 +486,9 @@ def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
         One ``(response, instructions so far)`` item per turn, or ``[]``.
     """
     turns = gen.turns
-    if gen.protocol != "multi" or turns is None or len(turns) != len(gen.instructions) + 1:
+    if generation_failed(gen) or gen.protocol != "multi" or turns is None:
+        return []
+    if len(turns) != len(gen.instructions) + 1:
         return []
     return [(turn.response, gen.instructions[:index]) for index, turn in enumerate(turns)]
 

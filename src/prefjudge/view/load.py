@@ -34,7 +34,15 @@ from prefjudge.io import (
     validation_issues,
 )
 from prefjudge.journal import BINDING_SUFFIX, LOCK_SUFFIX, binding_path
-from prefjudge.records import Generation, Pair, ScoredSample, Task, Verdict, is_verdict_row
+from prefjudge.records import (
+    Generation,
+    Pair,
+    ScoredSample,
+    Task,
+    Verdict,
+    is_verdict_row,
+    normalize_model_name,
+)
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.taxonomy import load_taxonomy
 
@@ -57,7 +65,7 @@ KIND_NAMES = {
     "verdict": "judge verdicts",
     "pair": "pairs",
     "task": "tasks",
-    "generation": "generations (not scored)",
+    "generation": "generations",
     "battle": "battles",
     "persona": "persona comparisons",
 }
@@ -293,6 +301,41 @@ def _category_of(taxonomy: Any, instruction_id: str) -> str:
         return "unknown"
 
 
+def _answer_key(record: dict[str, Any]) -> tuple[str, ...]:
+    """What makes a generation and its scored sample the same answer.
+
+    The model (NFC, as :data:`prefjudge.records.ModelName` reads it), the task, the sample
+    index and the response's SHA-256 (so no response is held twice).
+    """
+    response = record.get("response")
+    digest = hashlib.sha256(str(response).encode("utf-8", "surrogatepass")).hexdigest()
+    return (normalize_model_name(str(record.get("model"))), str(record.get("task_id")),
+            str(record.get("sample", 0)), digest)
+
+
+def _generation_keys(objects: Iterable[tuple[int, dict[str, Any] | InputIssue]],
+                     source: SourceFile) -> list[tuple[str, ...]]:
+    """The answer key of each generation of a file (see :func:`_answer_key`); counts them."""
+    keys = [_answer_key(data) for _, data in objects if isinstance(data, dict)]
+    source.records = len(keys)
+    return keys
+
+
+NOT_SCORED = "not scored: not shown (run prefjudge score on it to see checks and tests)"
+"""The note on a generation file none of whose generations has a scored sample here."""
+
+
+def _scored_note(found: int, total: int, files: list[str]) -> str:
+    """Say how many of a generation file's ``total`` generations show as scored samples."""
+    if not found:
+        return NOT_SCORED
+    where = ", ".join(files)
+    if found == total:
+        return f"scored: shown as the scored samples of {where}"
+    return (f"{found} of {total} scored (shown from {where}); the other {total - found} "
+            "not scored: not shown (run prefjudge score on it to see checks and tests)")
+
+
 def _sample_entry(uid: str, spath: str, number: int, data: dict[str, Any],
                   record: ScoredSample, categories: dict[str, str]) -> dict[str, Any]:
     data = dict(data)
@@ -417,6 +460,7 @@ class _Loader:
         self.score_files: list[Path] = []
         self.task_files: list[Path] = []
         self.unread_pair_files: list[str] = []
+        self.generation_files: list[tuple[SourceFile, list[tuple[str, ...]]]] = []
         try:
             self.taxonomy: Any = load_taxonomy()
         except Exception:  # a broken data folder: categories become unknown
@@ -427,7 +471,23 @@ class _Loader:
             self.read_file(path)
         self.read_tasks()
         self.join_pairs()
+        self.say_scored_generations()
         return self.results
+
+    def say_scored_generations(self) -> None:
+        """Note on each generation file whether its generations show as scored samples.
+
+        A generation is shown when a scored sample read here is the same answer (model,
+        task, sample index and response): ``prefjudge run`` keeps the generations in
+        ``generations/`` and their scores in ``scores/``, and the page shows the scored
+        records.
+        """
+        scored: dict[tuple[str, ...], str] = {}
+        for sample in self.results.samples:
+            scored.setdefault(_answer_key(sample["record"]), sample["file"])
+        for source, keys in self.generation_files:
+            found = [scored[key] for key in keys if key in scored]
+            source.note = _scored_note(len(found), len(keys), sorted(set(found)))
 
     def skip(self, spath: str, why: str) -> None:
         self.results.files.append(SourceFile(spath, "skipped", note=why))
@@ -492,9 +552,8 @@ class _Loader:
             self.task_files.append(path)
             source.records = sum(1 for _, data in objects if isinstance(data, dict))
             source.note = "tasks: prompts for the samples"
-        elif kind in _MODELS:
-            source.records = sum(1 for _, data in objects if isinstance(data, dict))
-            source.note = "not shown (run prefjudge score on it to see checks and tests)"
+        elif kind == "generation":
+            self.generation_files.append((source, _generation_keys(objects, source)))
         else:
             source.records = sum(1 for _, data in objects if isinstance(data, dict))
             source.note = "not shown by this page"

@@ -37,11 +37,14 @@ class PairInputs:
             ``tasks_source``: one identity, or a list of them when several ``--tasks``
             sources are hub datasets or folders), bound as settings; empty when every
             input is a file.
+        waiting: Ids of the pairs of two generation files not judged because a side's
+            model call failed (:class:`~prefjudge.judge.pairs.join.Joined`).
     """
 
     pairs: list[Pair]
     files: dict[str, list[Path]] = field(default_factory=dict)
     sources: dict[str, Any] = field(default_factory=dict)
+    waiting: list[str] = field(default_factory=list)
 
 
 def read_pair_inputs(
@@ -165,18 +168,19 @@ def _from_generations(
         sides.append((path, records))
         issues.extend(problems)
     _warn_same_model(sides, reporter)
-    pairs, notes, unpaired = join_generations(
+    joined = join_generations(
         sides[0],
         sides[1],
         prompts=None if tasks is None else {i: t.prompt for i, t in tasks.items()},
     )
-    issues.extend(unpaired)
+    issues.extend(joined.issues)
     if issues and not skip_invalid:
         raise InputError(issues)
     report_skipped(issues, reporter)
-    for note in notes:
+    for note in joined.notes:
         reporter.note(f"note: {note}")
-    inputs.pairs = pairs
+    inputs.pairs = joined.pairs
+    inputs.waiting = joined.waiting
     return inputs
 
 

@@ -14,18 +14,37 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
 from prefjudge.io import InputError, InputIssue
-from prefjudge.records import Generation, Pair
+from prefjudge.records import Generation, Pair, generation_failed
 from prefjudge.scoring.formats import read_generations
 
 JOIN_FIELDS: tuple[str, ...] = ("protocol", "k", "sample")
 """Fields of a ``prefjudge generate`` record that, with ``task_id``, name one generation."""
 
 _Key = tuple[Any, ...]
+
+
+class Joined(NamedTuple):
+    """What :func:`join_generations` makes of two generation files.
+
+    Attributes:
+        pairs: The pairs to judge, in side A's order.
+        notes: Human-readable notes (keys in one file only, repeated generations, join
+            fields some generations lack, pairs waiting on failed generations).
+        issues: One per joined key whose instruction is unknown (the key is left out).
+        waiting: Ids of the pairs left out because a side's model call failed
+            (:func:`~prefjudge.records.generation_failed`): never judged, they wait for
+            that generation to be made again (``--retry-errors``).
+    """
+
+    pairs: list[Pair]
+    notes: list[str]
+    issues: list[InputIssue]
+    waiting: list[str]
 
 
 def _listing(ids: list[str], limit: int = 20) -> str:
@@ -156,12 +175,10 @@ def pairs_from_generations(
     issues = [issue for _, found in read for issue in found]
     if issues:
         raise InputError(issues)
-    pairs, notes, unpaired = join_generations(
-        (path_a, read[0][0]), (path_b, read[1][0]), prompts=tasks
-    )
-    if unpaired:
-        raise InputError(unpaired)
-    return pairs, notes
+    joined = join_generations((path_a, read[0][0]), (path_b, read[1][0]), prompts=tasks)
+    if joined.issues:
+        raise InputError(joined.issues)
+    return joined.pairs, joined.notes
 
 
 def join_generations(
@@ -169,7 +186,7 @@ def join_generations(
     side_b: tuple[str | os.PathLike[str], list[tuple[int, Generation]]],
     *,
     prompts: Mapping[str, str] | None = None,
-) -> tuple[list[Pair], list[str], list[InputIssue]]:
+) -> Joined:
     """Pair two models' generations of the same prompts.
 
     Generations are joined on ``task_id`` and on each of ``protocol``, ``k`` and ``sample``
@@ -190,11 +207,16 @@ def join_generations(
         side_b: The second model's file and generations.
         prompts: Prompt text by task id.
 
+    A key where either side's model call failed is no pair to judge: it is left out and
+    listed in ``waiting`` (with a note), until that generation is made again.
+
     Returns:
-        ``(pairs, notes, issues)``: the pairs; human-readable notes on keys found in only
-        one file, on repeated generations and on join fields only some generations carry;
-        and one issue per joined key whose instruction is known neither from ``prompts``
-        nor from a ``prompt`` field (naming file, line and task id; the key is left out).
+        ``(pairs, notes, issues, waiting)`` (:class:`Joined`): the pairs; human-readable
+        notes on keys found in only one file, on repeated generations, on join fields only
+        some generations carry and on pairs waiting; one issue per joined key whose
+        instruction is known neither from ``prompts`` nor from a ``prompt`` field (naming
+        file, line and task id; the key is left out); and the ids of the pairs waiting on a
+        failed generation.
     """
     (path_a, records_a), (path_b, records_b) = side_a, side_b
     notes: list[str] = []
@@ -209,10 +231,15 @@ def join_generations(
         notes.append(f"{len(only_b)} {_unit(fields)}(s) only in {path_b}: {_listing(only_b)}")
     pairs: list[Pair] = []
     issues: list[InputIssue] = []
+    waiting: list[str] = []
     for key, (line_a, gen_a) in gens_a.items():
         if key not in gens_b:
             continue
         gen_b = gens_b[key][1]
+        pair_id = f"{_label(key, fields)}:{gen_a.model}:{gen_b.model}"
+        if generation_failed(gen_a) or generation_failed(gen_b):
+            waiting.append(pair_id)
+            continue
         task_id = gen_a.task_id
         instruction = _instruction(task_id, prompts, gen_a, gen_b)
         if instruction is None:
@@ -228,7 +255,7 @@ def join_generations(
             continue
         pairs.append(
             Pair(
-                pair_id=f"{_label(key, fields)}:{gen_a.model}:{gen_b.model}",
+                pair_id=pair_id,
                 task_id=task_id,
                 instruction=instruction,
                 response_a=gen_a.response,
@@ -242,7 +269,13 @@ def join_generations(
                 **dict(zip(fields, key[1:], strict=True)),
             )
         )
-    return pairs, notes, issues
+    if waiting:
+        notes.append(
+            f"{len(waiting)} pair(s) not judged: a side's model call failed, so there is no "
+            f"answer to judge; they wait for it to be made again (--retry-errors): "
+            f"{_listing(waiting)}"
+        )
+    return Joined(pairs, notes, issues, waiting)
 
 
 def _instruction(

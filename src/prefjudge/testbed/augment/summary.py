@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from prefjudge.io import dumps_json
 from prefjudge.records import AugmentedTask
 from prefjudge.scoring.taxonomy import CATEGORIES, Taxonomy, load_taxonomy
 
@@ -60,4 +60,4 @@ def summarize(
 
 def dumps_summary(summary: dict[str, Any]) -> str:
     """The summary as indented JSON text."""
-    return json.dumps(summary, indent=2, sort_keys=False)
+    return dumps_json(summary, indent=2)

