@@ -38,6 +38,7 @@ from pj_backend_helpers import FakeOpenAI, serve_fake, vllm_env  # noqa: E402
 from prefjudge.backends.serve import (  # noqa: E402
     EMBEDDED_SERVED_NAME,
     server_env,
+    stop_server,
     vllm_server_command,
 )
 from prefjudge.backends.vllm_inproc import vllm_available  # noqa: E402
@@ -147,21 +148,7 @@ def vllm_server(
             time.sleep(1.0)
         yield VllmServer(url=f"{url}/v1", model=SERVED_NAME, log=log)
     finally:
-        _stop_group(process)
-
-
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server and its engine processes (their own process group)."""
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        stop_server(process)
 
 
 # -- kept reference outputs ---------------------------------------------------------------------

@@ -102,3 +102,19 @@ def test_score_without_tests_writes_a_strict_summary_and_says_why(tmp_path: Path
     assert "gen err" in flat(result.stdout)  # the table is the result: stdout
     assert "no tests for these tasks" in result.stderr  # why a rate is missing: a note
     assert "no tests for these tasks" not in result.stdout
+
+
+def test_journal_lines_and_bindings_are_strict_json(tmp_path: Path) -> None:
+    from prefjudge.journal import Journal, binding_path
+    from prefjudge.records import Verdict
+
+    out = tmp_path / "verdicts.jsonl"
+    verdict = Verdict(pair_id="p1", task_id="t", model_a="a", model_b="b", method="monolithic",
+                      winner="tie", inconsistency_rate=math.nan, scores={"A": math.inf})
+    with Journal(out, Verdict, lambda v: v.pair_id, stage="judge",
+                 settings={"alpha": math.nan}) as journal:
+        journal.write(verdict)
+    (line,) = out.read_text().splitlines()
+    written = strict_loads(line)
+    assert written["inconsistency_rate"] is None and written["scores"] == {"A": None}
+    assert strict_loads(binding_path(out).read_text())["settings"]["alpha"] is None

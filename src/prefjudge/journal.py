@@ -48,7 +48,7 @@ from pydantic import BaseModel, ValidationError
 
 from prefjudge import __version__
 from prefjudge.interrupts import deferred_interrupt
-from prefjudge.io import InputIssue, parse_json_line
+from prefjudge.io import InputIssue, dumps_json, finite_json, parse_json_line
 from prefjudge.reporting import StageError
 
 if TYPE_CHECKING:
@@ -67,7 +67,16 @@ BACKUP_SUFFIX = ".bak"
 InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 # How a record becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte for byte (one
 # encoder for every line; a record is a tree, so the check for cycles is left out).
-_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False)
+
+
+def record_line(item: BaseModel) -> str:
+    """A record's JSONL line (no newline): strict JSON, ``null`` for a non-finite number."""
+    data = item.model_dump(mode="json")
+    try:
+        return _LINE.encode(data)
+    except ValueError:  # NaN or an infinity somewhere: JSON has no such number
+        return _LINE.encode(finite_json(data))
 
 
 OUTPUT_CHOICE_HINT = "choose another -o"
@@ -452,7 +461,7 @@ class Journal(Generic[M]):
         if not drop:
             return
         kept = [item for key, item in self.done.items() if key not in drop]
-        text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in kept)
+        text = "".join(record_line(item) + "\n" for item in kept)
         _atomic_write(self.path, text)
         self.done = {self.key(item): item for item in kept}
         self._records = dict(self.done)
@@ -497,7 +506,7 @@ class Journal(Generic[M]):
             "prefjudge_version": __version__,
             "records": len(self._records),
         }
-        _atomic_write(where, json.dumps(binding, indent=2, ensure_ascii=False) + "\n")
+        _atomic_write(where, dumps_json(binding, indent=2) + "\n")
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -541,7 +550,7 @@ class Journal(Generic[M]):
                 raise JournalError(f"{self.path}: a record for {key!r} is already there")
             seen.add(key)
         with deferred_interrupt():  # Ctrl-C lands between records, never inside one
-            text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in items)
+            text = "".join(record_line(item) + "\n" for item in items)
             try:
                 _write_all(self._fd, text.encode("utf-8"))
             except OSError as exc:
@@ -576,7 +585,7 @@ class Journal(Generic[M]):
             os.close(self._fd)
             self._fd = None
         kept = [item for key, item in self._held().items() if key not in drop]
-        text = "".join(_LINE.encode(item.model_dump(mode="json")) + "\n" for item in kept)
+        text = "".join(record_line(item) + "\n" for item in kept)
         try:
             _atomic_write(self.path, text)
         except OSError as exc:

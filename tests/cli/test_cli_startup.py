@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from prefjudge.cli import main
-from prefjudge.cli.commands import COMMAND_MODULES, load_all
+from prefjudge.cli.commands import COMMAND_MODULES, COMMAND_SUMMARIES, load_all
 from prefjudge.scoring import run as score_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,35 @@ def test_score_starts_without_the_heavy_libraries_of_other_commands() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+def test_the_command_list_imports_no_command_and_says_what_their_own_help_says() -> None:
+    probe = textwrap.dedent("""
+        import sys
+        from prefjudge.cli import main
+        from prefjudge.cli.commands import load_all
+        def listing():
+            try:
+                main(["--help"])
+            except SystemExit:
+                pass
+        listing()
+        print("IMPORTED", sorted(name for name in sys.modules if name.split(".")[0] in (
+            "numpy", "pandas", "scipy", "matplotlib", "choix", "pydantic", "rich")
+            or name.startswith("prefjudge.cli.") and name.endswith("_cmd")))
+        load_all()  # now the listing comes from the commands themselves
+        listing()
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    lazy, rest = done.stdout.split("IMPORTED ")
+    imported, loaded = rest.split("\n", 1)
+    assert imported == "[]", done.stdout
+    assert lazy.split("Commands:")[1] == loaded.split("Commands:")[1]
+    load_all()
+    for name, summary in COMMAND_SUMMARIES.items():
+        first = inspect.cleandoc(main.commands[name].help or "").split("\n\n")[0]
+        assert summary == " ".join(first.split()), name
 
 
 def test_unknown_command_is_a_usage_error() -> None:

@@ -16,53 +16,13 @@ from pathlib import Path
 
 import pytest
 from pj_cli import SAMPLE_DIR, flat, invoke, rows
+from pj_experiment import FAKE_EXPERIMENT
 from pj_flaky_server import serve_flaky
 
-EXPERIMENT = """
-[experiment]
-name = "flaky"
-results = "{results}"
-
-[benchmark]
-source = "{tasks}"
-limit = 4
-
-[augment]
-k = 2
-
-[generate]
-protocols = ["single"]
-ks = "0..1"
-max_tokens = 64
-
-[[models]]
-name = "model-a"
-backend = "openai"
-model = "fake-a"
-base_url = "{url}"
-max_retries = 0
-
-[[models]]
-name = "model-b"
-backend = "openai"
-model = "fake-b"
-base_url = "{url}"
-max_retries = 0
-
-[judge]
-method = "monolithic"
-backend = "openai"
-model = "fake-judge"
-base_url = "{url}"
-max_retries = 0
-
-[rank]
-alpha = 0.01
-bootstrap = 20
-
-[report]
-bootstrap = 0
-"""
+# The fake experiment (2 models x 4 sample tasks x k in {0, 1}, a monolithic judge), each
+# backend without retries: a failed request fails at once.
+EXPERIMENT = FAKE_EXPERIMENT.replace('name = "fake"', 'name = "flaky"').replace(
+    'base_url = "{url}"\n', 'base_url = "{url}"\nmax_retries = 0\n')
 
 
 def experiment(folder: Path, url: str) -> Path:
@@ -71,6 +31,22 @@ def experiment(folder: Path, url: str) -> Path:
     path.write_text(EXPERIMENT.format(results=folder / "results", tasks=SAMPLE_DIR / "tasks.jsonl",
                                       url=url))
     return path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_run_commands() -> set[tuple[str, ...]]:
+    """The options of each ``prefjudge run`` command of the README's served-models section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Judging served models\n")[1].split("\n## ")[0]
+    return {tuple(line.split("#")[0].split()[3:]) for line in section.splitlines()
+            if line.startswith("prefjudge run examples/served.toml")}
+
+
+def test_the_readme_runs_the_commands_this_file_tests() -> None:
+    assert readme_run_commands() == {(), ("--dry-run",), ("--dry-run", "--retry-errors"),
+                                     ("--retry-errors",)}
 
 
 def lines(folder: Path) -> dict[str, list[str]]:
@@ -173,4 +149,6 @@ def test_a_run_against_a_closed_port_stops_in_seconds_and_names_the_url(tmp_path
     said = flat(result.output)
     assert url in said and "fake-a" in said, said
     root = tmp_path / "e" / "results" / "flaky"
-    assert not list((root / "scores").glob("*.jsonl")) if (root / "scores").exists() else True
+    scored = [record for found in (root / "scores").glob("*.jsonl") for record in rows(found)]
+    assert scored == []  # the run stopped at the first generation: nothing was scored
+    assert not (root / "leaderboard.json").exists()

@@ -219,21 +219,28 @@ def make_handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve_fake() -> Iterator[FakeOpenAI]:
-    """Run another fake server (the ``fake_server`` fixture gives one per test)."""
-    state = FakeOpenAI()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) in a thread; yield its ``/v1`` URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
-        yield state
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve_fake() -> Iterator[FakeOpenAI]:
+    """Run another fake server (the ``fake_server`` fixture gives one per test)."""
+    state = FakeOpenAI()
+    with serving(make_handler(state)) as url:
+        state.url = url
+        yield state
 
 
 def vllm_env() -> dict[str, str]:

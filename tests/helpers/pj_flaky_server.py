@@ -17,10 +17,10 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from pj_backend_helpers import completion_body
+from pj_backend_helpers import completion_body, serving
 from pj_schema_reply import schema_reply
 
 
@@ -86,14 +86,6 @@ def _handler(state: FlakyServer) -> type[BaseHTTPRequestHandler]:
 def serve_flaky(share: int = 3) -> Iterator[FlakyServer]:
     """Run a flaky server on 127.0.0.1 (a free port) for the ``with`` block."""
     state = FlakyServer(share)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serving(_handler(state)) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -31,7 +31,8 @@ class PrefjudgeGroup(click.Group):
     Commands load lazily: :data:`prefjudge.cli.commands.COMMAND_MODULES` maps each command
     name to the module that defines it, and only the module of the command being run is
     imported (``prefjudge score`` does not pay for scipy, pandas or the backends). Listing
-    the commands (``prefjudge --help``) imports them all.
+    the commands (``prefjudge --help``) imports none: it shows each command's summary from
+    :data:`prefjudge.cli.commands.COMMAND_SUMMARIES`.
     """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -39,6 +40,27 @@ class PrefjudgeGroup(click.Group):
         from prefjudge.cli.commands import COMMAND_MODULES
 
         return sorted(set(COMMAND_MODULES) | set(self.commands))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands with their summaries, importing none of them."""
+        from prefjudge.cli.commands import COMMAND_SUMMARIES
+
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is not None:
+                if command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                summary = COMMAND_SUMMARIES.get(name, "")
+                rows.append((name, click.utils.make_default_short_help(summary, limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command ``cmd_name``, importing its module on first use."""

@@ -27,6 +27,33 @@ COMMAND_MODULES: dict[str, str] = {
     "view": "view_cmd",
 }
 
+COMMAND_SUMMARIES: dict[str, str] = {
+    "augment": "Choose k relevant, non-conflicting instructions with parameters for each task.",
+    "cache": "Show and clear the response cache (valid model replies, keyed by request).",
+    "correlate": "Which blend of functional correctness and IF best predicts Elo "
+                 "(Vibe Checker §4.5).",
+    "generate": "Ask a model for every task of AUGMENTED (augmented-task JSONL) under each "
+                "protocol.",
+    "guidance": "HPAG guidance: lessons mined from where a judge disagrees with humans.",
+    "instructions": "List the 30 verifiable code instructions with their parameters and "
+                    "verifiers.",
+    "judge": "Judge many pairs.",
+    "judge-eval": "Measure judges against human labels, side by side per method.",
+    "models": "Serve a model, check model backends, prepare the embedded model.",
+    "pair": "Judge which of two responses a user would prefer.",
+    "persona": "Personas (vibe-testing): rewrite prompts in a user's voice, judge as that user.",
+    "rank": "Bradley–Terry leaderboard of BATTLES (CSV/JSON/JSONL, or - for stdin) with "
+            "bootstrap intervals.",
+    "report": "Write a report of SCORES (scored JSONL from ``prefjudge score``, or - for stdin).",
+    "run": "Run EXPERIMENT (a TOML file): augment → generate → score → judge → rank → report.",
+    "score": "Score GENERATIONS (JSONL, or - for stdin): instruction checks and sandboxed unit "
+             "tests.",
+    "view": "Look at RESULTS in one HTML page: a results folder, or one results file.",
+}
+"""The first paragraph of each command's help, what ``prefjudge --help`` lists, so that the
+listing imports no command module (``tests/cli/test_cli_startup.py`` holds it equal to
+each command's own help)."""
+
 RESUMABLE_COMMANDS: frozenset[str] = frozenset(
     {"augment", "generate", "judge", "judge-eval", "persona", "run", "score"}
 )
