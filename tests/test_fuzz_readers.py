@@ -99,6 +99,43 @@ def test_known_finding_stays_fixed(name: str, mutation: str, seeds: Path, tmp_pa
     )
 
 
+ROUND_4 = [
+    ("guidance.show", "huge_name", 15, "524288-byte line 9", "ok", ""),
+    ("cache.info", "sqlite_values", 3, "cache row: null", "ok", "damaged"),
+    ("cache.info_json", "sqlite_values", 1, "cache row: null, format 2", "ok", "damaged"),
+    ("cache.info_json", "sqlite_values", 14, "cache row: created, format 2", "ok", "damaged"),
+    ("run.dry_run", "nan_numbers", 4, "inf in TOML", "clean_error", "not a finite number"),
+    ("judge_eval.resume", "duplicate_keys", 71, 'features_a again, last: {"dup": 1}', "ok", ""),
+]
+"""The four findings of issue 43's round (3,197 cases): a 1 MiB lesson took rich over 60 s
+to print, a NULL model and text dates were listed as valid cache rows, ``temperature = inf``
+passed ``run --dry-run``, and a resumed verdict whose ``features_a`` came twice (JSON keeps
+the last) stopped judge-eval with ``KeyError: 'token_len'``. Each seed is the case that
+shows it (the note says so), with the outcome expected and a word of what it prints."""
+
+
+@pytest.mark.parametrize(
+    ("name", "mutation", "seed", "note", "status", "said"), ROUND_4, ids=lambda x: str(x)
+)
+def test_round_4_findings_stay_fixed(
+    name: str,
+    mutation: str,
+    seed: int,
+    note: str,
+    status: str,
+    said: str,
+    seeds: Path,
+    tmp_path: Path,
+) -> None:
+    case = pj_fuzz.prepare(pj_fuzz.TARGET_NAMES[name], mutation, seed, seeds, tmp_path, BIG)
+    assert case is not None and note in case.mutated.note, "the seed no longer shows it"
+    outcome = pj_fuzz.run_in_process(case)
+    shown = f"{name} / {mutation} ({case.mutated.note}): {outcome.status} {outcome.last_line}"
+    assert outcome.status == status, f"{shown}\n{outcome.output[-2000:]}"
+    assert said in outcome.output, f"{shown}\n{outcome.output[-2000:]}"
+    assert outcome.seconds < SECONDS, shown
+
+
 def test_every_seed_is_accepted(seeds: Path, tmp_path: Path) -> None:
     """The harness itself: each target runs its valid seed to exit 0 (else every case lies)."""
     failed = []

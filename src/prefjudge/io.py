@@ -304,6 +304,10 @@ class JsonValueError(ValueError):
 def parse_json(text: str | bytes) -> Any:
     """Parse JSON, turning every way it can fail into one short :class:`JsonValueError`.
 
+    A key given twice in one object keeps its last value, in every reader of prefjudge
+    (all parse through here or :func:`json.loads`); what that value must be is checked
+    where it is used (e.g. :func:`prefjudge.judge.bias.recorded_counts`).
+
     Args:
         text: JSON text.
 

@@ -758,6 +758,11 @@ class CriterionVerdict(BaseModel):
         return self.forward is not None and self.forward == self.swapped
 
 
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+"""A counter as records hold it: a whole number from 0 to 2**63 - 1 (a file read back with
+a negative or astronomically large count is refused with its line and field)."""
+
+
 class Usage(BaseModel):
     """Request counters: a backend's over its lifetime, or what one judged item cost.
 
@@ -778,14 +783,14 @@ class Usage(BaseModel):
         errors: Requests that ended in an error.
     """
 
-    requests: int = 0
-    model_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-    invalid_outputs: int = 0
-    errors: int = 0
+    requests: Count = 0
+    model_calls: Count = 0
+    cache_hits: Count = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    retries: Count = 0
+    invalid_outputs: Count = 0
+    errors: Count = 0
 
     def as_dict(self) -> dict[str, int]:
         """Return every counter as a plain dict, in field order."""

@@ -170,3 +170,44 @@ def test_clear_without_a_file(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, ["cache", "clear", "--cache", str(path), "--yes"])
     assert done.exit_code == 0 and "removed 0 entries" in done.stdout
     assert not path.exists()
+
+
+def test_rows_prefjudge_does_not_write_are_damaged_named_and_never_read(
+    fake_server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Text dates and a NULL model (a table another tool made) were reported as valid."""
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:  # no types, no NOT NULL: any value fits
+        db.execute(
+            "CREATE TABLE responses (key PRIMARY KEY, model, created, response,"
+            " backend, endpoint, format)"
+        )
+    db.close()
+    fill(fake_server, path, "m1", 2)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE responses SET created = 'yesterday' WHERE rowid = 1")
+        db.execute(
+            "INSERT INTO responses VALUES ('fuzz', NULL, 'today', '{}', 'openai', NULL, ?)",
+            (CACHE_FORMAT,),
+        )
+    db.close()
+    found = info("--cache", str(path))
+    assert found["entries"] == 3 and found["damaged_entries"] == 2
+    assert [g["entries"] for g in found["groups"]] == [1]  # only the row prefjudge wrote
+    assert [(d["row"], d["problem"]) for d in found["damaged"]] == [
+        (1, "created is not a time"),
+        (3, "model is not text"),
+    ]
+    assert found["damaged"][1]["key"] == "fuzz"
+    human = CliRunner().invoke(main, ["cache", "info", "--cache", str(path)])
+    assert human.exit_code == 0 and "3 entries, 2 damaged" in human.stdout
+    warned = " ".join(human.stderr.split())
+    assert "warning: 2 entries of" in warned and "are damaged (not what prefjudge writes)" in warned
+    assert "row 3 (key 'fuzz'): model is not text" in warned
+    fake_server.reset_counts()
+    fill(fake_server, path, "m1", 2)  # the damaged row is asked again, the other is read
+    assert fake_server.calls == 1
+    assert info("--cache", str(path))["damaged_entries"] == 1  # the new reply replaced it
+    done = CliRunner().invoke(main, ["cache", "clear", "--cache", str(path), "--damaged", "-y"])
+    assert done.exit_code == 0 and "removed 1 entry" in done.stdout, done.output
+    assert info("--cache", str(path))["entries"] == 2

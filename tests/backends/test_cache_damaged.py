@@ -57,19 +57,21 @@ def test_a_damaged_cache_is_a_one_line_error(tmp_path: Path, how: str, command: 
     assert "move it away or delete it" in flat(result.output)
 
 
-def test_damaged_rows_are_listed(tmp_path: Path) -> None:
-    """Rows with blobs, NULLs and text where numbers belong still list (as '?')."""
+def test_damaged_rows_are_counted_apart_and_named(tmp_path: Path) -> None:
+    """Rows with blobs, NULLs and text where numbers belong are damaged: counted, named."""
     path = filled(tmp_path / "cache.sqlite")
     with sqlite3.connect(path) as conn:
         conn.execute(
             "INSERT INTO responses VALUES ('b', X'6DEDA080', 'yesterday', '{}', X'FF', NULL, 2)"
         )
-    found = json.loads(invoke("cache", "info", "--cache", path, "--format", "json", ok=True).stdout)
-    assert found["entries"] == 2
-    assert {g["model"] for g in found["groups"]} == {"m1", "m\ufffd\ufffd\ufffd"}
-    assert {g["newest"] for g in found["groups"]} >= {None}
+    result = invoke("cache", "info", "--cache", path, "--format", "json", ok=True)
+    found = json.loads(result.stdout)
+    assert found["entries"] == 2 and found["damaged_entries"] == 1
+    assert {g["model"] for g in found["groups"]} == {"m1"}
+    assert found["damaged"] == [{"row": 2, "key": "b", "problem": "model is not text"}]
+    assert "row 2 (key 'b'): model is not text" in result.stderr
     table = invoke("cache", "info", "--cache", path, ok=True).stdout
-    assert "m1" in table and "?" in table
+    assert "m1" in table and "2 entries, 1 damaged" in table
 
 
 def test_a_long_model_identity_is_one_line_in_the_table_and_whole_in_json(tmp_path: Path) -> None:

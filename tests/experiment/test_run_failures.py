@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -152,3 +154,16 @@ def test_a_run_against_a_closed_port_stops_in_seconds_and_names_the_url(tmp_path
     scored = [record for found in (root / "scores").glob("*.jsonl") for record in rows(found)]
     assert scored == []  # the run stopped at the first generation: nothing was scored
     assert not (root / "leaderboard.json").exists()
+
+
+def test_a_dry_run_says_which_extra_a_backend_needs(tmp_path: Path) -> None:
+    path = experiment(tmp_path / "e", "http://127.0.0.1:9/v1")
+    probe = ("import sys; sys.modules['openai'] = None\n"  # the SDK is not installed
+             "from prefjudge.cli import main\n"
+             f"main(['run', {str(path)!r}, '--dry-run'])\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = flat(done.stderr)
+    assert "the openai backend needs the openai SDK: pip install 'prefjudge[backends]'" in said
+    assert "model requests left" in flat(done.stdout)  # the plan is still shown

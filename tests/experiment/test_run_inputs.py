@@ -85,3 +85,36 @@ def test_a_bare_hub_name_is_the_hub_dataset_as_for_score(tmp_path: Path) -> None
     path.write_text(experiment_text(tmp_path, "humanevalplus"))
     said = refused(path, env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
     assert "hub:evalplus/humanevalplus[test]: not in the local cache" in said, said
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "field"),
+    [
+        ("temperature = 1.0", "temperature = inf", 35, "models.1.temperature"),
+        ("temperature = 0.0", "temperature = nan", 30, "models.0.temperature"),
+        ("alpha = 0.01 ", "alpha = -inf ", 44, "rank.alpha"),
+        (
+            "bootstrap = 200\n\n[report]",
+            "composite_alpha = nan\n\n[report]",
+            45,
+            "rank.composite_alpha",
+        ),
+        (
+            'method = "monolithic"',
+            'method = "monolithic"\nrequest_timeout = 1e999',
+            40,
+            "judge.request_timeout",
+        ),
+    ],
+    ids=["temperature-inf", "temperature-nan", "alpha", "composite_alpha", "request_timeout"],
+)
+def test_every_float_field_refuses_nan_and_infinity_with_its_line(
+    tmp_path: Path, old: str, new: str, line: int, field: str
+) -> None:
+    """TOML's nan, inf and 1e999 are floats: each float key refuses them with file:line."""
+    path = tmp_path / "exp.toml"
+    text = experiment_text(tmp_path, str(SAMPLE_DIR / "tasks.jsonl"))
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    said = refused(path)
+    assert f"{path}:{line}: field '{field}': not a finite number" in said, said

@@ -156,10 +156,14 @@ class Outcome:
 WARNED = re.compile(
     r"skip|invalid|ignor|warn|not (?:a|an|valid)|line \d+|unusable|bad ", re.IGNORECASE
 )
-JUDGED_NOTHING = re.compile(r"are errors\b.*so\s+nothing\s+was\s+judged", re.S)
-"""How a judging command ends when every verdict is an error: the judge targets ask a dead
-backend, so a run that read its input fully ends so (exit 1), and counts as having accepted
-the input (exit 0) for the verdict; an input it refused ends with its own error instead."""
+JUDGED_NOTHING = re.compile(
+    r"are errors\b.*so\s+nothing\s+was\s+judged"
+    r"|the\s+openai\s+backend\s+cannot\s+reach\s+http://127\.0\.0\.1:9/v1", re.S)
+"""How a judging command ends when it reaches the model: the judge targets ask a dead
+backend (port 9: connection refused), so a run that read its input fully ends so (exit 1:
+every verdict an error, or the dead endpoint found before the first verdict), and counts as
+having accepted the input (exit 0) for the verdict; an input it refused ends with its own
+error instead."""
 _EXC_LINE = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::|$)")
 
 

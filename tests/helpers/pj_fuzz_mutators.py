@@ -306,7 +306,8 @@ def nan_numbers(data: bytes, t: Target, rng: random.Random, big: int) -> Mutated
         out = _json_edit(
             data, t, rng, lambda v: bool(re.fullmatch(r"-?[\d.]+", v)), lambda old: value
         )
-        return None if out is None else Mutated(out, False, f"{value[:12]} in TOML")
+        invalid = t.finite_numbers and value != "9" * 400  # a big integer may be valid
+        return None if out is None else Mutated(out, invalid, f"{value[:12]} in TOML")
     return None
 
 
@@ -333,8 +334,12 @@ def huge_name(data: bytes, t: Target, rng: random.Random, big: int) -> Mutated |
     if t.kind == "toml":
         out = _json_edit(data, t, rng, lambda v: v.startswith('"'), lambda old: f'"{text}"')
         return None if out is None else Mutated(out, False, f"{big}-byte TOML string")
-    if t.kind == "text":
-        return Mutated(text.encode("utf-8"), False, f"{big}-byte file")
+    if t.kind == "text":  # appended to one line: a 1 MiB lesson, or a huge line of code
+        lines = _lines(data) or [b""]
+        i = rng.randrange(len(lines))
+        body = lines[i].rstrip(b"\r\n")
+        lines[i] = body + text.encode("utf-8") + lines[i][len(body) :]
+        return Mutated(b"".join(lines), False, f"{big}-byte line {i + 1}")
     return None
 
 
@@ -510,7 +515,10 @@ def corrupt_sqlite(data: bytes, t: Target, rng: random.Random, big: int) -> Muta
 
 
 def sqlite_values(data: bytes, t: Target, rng: random.Random, big: int) -> Mutated | None:
-    """A valid cache whose rows hold a huge model name, a lone surrogate, NULLs or blobs."""
+    """A cache with a row holding a huge model name, a lone surrogate, NULLs, blobs or text
+    dates, its table remade as another tool might (no types, no NOT NULL).
+
+    Invalid when the row is not what prefjudge writes (``cache info`` must warn)."""
     if t.kind != "sqlite":
         return None
     import tempfile
@@ -529,8 +537,19 @@ def sqlite_values(data: bytes, t: Target, rng: random.Random, big: int) -> Mutat
             "json": ("m\x1b[31m", float("nan")),
         }
         model, created = values[how]
+        fmt = rng.choice([2, 1, None, "x"])
+        # the table as another tool might make it: no types, no NOT NULL (issue 43)
+        conn.execute("ALTER TABLE responses RENAME TO fuzz_old")
+        conn.execute(
+            "CREATE TABLE responses (key PRIMARY KEY, model, created, response,"
+            " backend, endpoint, format)"
+        )
+        conn.execute(
+            "INSERT INTO responses SELECT key, model, created, response, backend,"
+            " endpoint, format FROM fuzz_old"
+        )
+        conn.execute("DROP TABLE fuzz_old")
         try:
-            conn.execute("PRAGMA ignore_check_constraints = ON")
             conn.execute(
                 "INSERT INTO responses (key, model, created, response, backend, endpoint, format)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -541,7 +560,7 @@ def sqlite_values(data: bytes, t: Target, rng: random.Random, big: int) -> Mutat
                     "{}",
                     rng.choice(["openai", None, "x" * 300]),
                     rng.choice([DEAD_URL, None, "\u2028"]),
-                    rng.choice([2, 1, None, "x"]),
+                    fmt,
                 ),
             )
             conn.commit()
@@ -550,7 +569,9 @@ def sqlite_values(data: bytes, t: Target, rng: random.Random, big: int) -> Mutat
             return None
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
-        return Mutated(path.read_bytes(), False, f"cache row: {how}")
+        # not what prefjudge writes (cache info must warn): all but a huge name's row
+        damaged = how != "huge" or fmt == "x"
+        return Mutated(path.read_bytes(), damaged, f"cache row: {how}, format {fmt!r}")
 
 
 def duplicate_keys(data: bytes, t: Target, rng: random.Random, big: int) -> Mutated | None:
@@ -561,8 +582,23 @@ def duplicate_keys(data: bytes, t: Target, rng: random.Random, big: int) -> Muta
         if not spots:
             return None
         i = rng.choice(spots)
-        lines[i] = b'{"task_id": {"dup": 1}, ' + lines[i].lstrip()[1:]
-        return Mutated(b"".join(lines), False, f"line {i + 1}: a key twice")
+        if rng.random() < 0.5:  # first: JSON keeps the later, valid value
+            lines[i] = b'{"task_id": {"dup": 1}, ' + lines[i].lstrip()[1:]
+            return Mutated(b"".join(lines), False, f"line {i + 1}: a key twice")
+        try:
+            record = json.loads(lines[i])
+        except ValueError:
+            return None
+        if not isinstance(record, dict) or not record:
+            return None
+        key = rng.choice(sorted(record))
+        value = rng.choice(['{"dup": 1}', "null", '"x"', "[]", "NaN", "-1"])
+        body = lines[i].rstrip(b"\r\n").rstrip()
+        if not body.endswith(b"}"):
+            return None
+        again = f", {json.dumps(key)}: {value}}}\n".encode()
+        lines[i] = body[:-1] + again  # last: JSON keeps this value (issue 43: features_a)
+        return Mutated(b"".join(lines), False, f"line {i + 1}: {key} again, last: {value}")
     if t.kind == "toml":
         lines = data.decode("utf-8").splitlines(keepends=True)
         spots = [i for i, x in enumerate(lines) if re.match(r"\s*\w+\s*=", x)]

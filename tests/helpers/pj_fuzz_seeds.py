@@ -69,6 +69,47 @@ def _judge_reply(body: dict[str, Any]) -> str:
     return json.dumps({"reason": "r", "verdict": side})
 
 
+def _judge_eval_resume(folder: Path) -> None:
+    """``judge_resume/``: the pairs and a finished judge-eval output to resume.
+
+    The output was judged by the fake server; its journal is made to name the dead
+    backend and the model the targets use, so that a resume reads every verdict back and
+    judges none (the cache is not needed: nothing is asked).
+    """
+    resume = folder / "judge_resume"
+    resume.mkdir()
+    shutil.copy(folder / "pairs.jsonl", resume / "pairs.jsonl")
+    shutil.copytree(folder / "eval", resume / "eval")
+    journal = resume / "eval" / "verdicts-monolithic.jsonl.journal.json"
+    data = json.loads(journal.read_text(encoding="utf-8"))
+    data["settings"]["model"].update(endpoint=DEAD_URL, model="fuzz-judge")
+    journal.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def _guidance(folder: Path) -> None:
+    """A hand-written guidance folder (``guidance show`` reads it; no model needed)."""
+    (folder / "categories").mkdir(parents=True)
+    manifest = {
+        "format": 1,
+        "name": "fuzz",
+        "source": {"path": "pairs.jsonl", "pairs": 3, "labelled": 3},
+        "split": {"seed": 0, "train_fraction": 0.5, "train": 1, "held_out": 2},
+        "judge": {"model": "fake-judge", "backend": "openai"},
+        "counts": {"judged": 1, "disagreements": 1},
+        "train_pair_ids": ["p1"],
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    (folder / "global.md").write_text(
+        "# Guidance\n\n## criteria\n- Ask whether edge cases are handled.\n"
+        "- Prefer tested code\n  over untested code.\n\n## judging\n- Read the code.\n\n"
+        "## final\n- The order of the answers must not matter.\n",
+        encoding="utf-8",
+    )
+    (folder / "categories" / "bcb.md").write_text(
+        "# Category: bcb\n\n## criteria\n- Check the imports.\n", encoding="utf-8"
+    )
+
+
 def make_seeds(folder: Path, *, in_process: bool = False) -> Path:
     """Write every seed input into ``folder`` (once per session) and return it.
 
@@ -157,6 +198,8 @@ def make_seeds(folder: Path, *, in_process: bool = False) -> Path:
             "20",
         )
     shutil.copy(folder / "eval" / "summary.json", folder / "judge_eval_summary.json")
+    _judge_eval_resume(folder)
+    _guidance(folder / "guidance")
     verdicts = [json.loads(x) for x in (folder / "verdicts.jsonl").read_text().splitlines()]
     # a ring of battles over the three sample models, so the graph is connected
     models = sorted({g["model"] for g in gens})

@@ -36,6 +36,8 @@ class Target:
             require UTF-8).
         resumable: The file is an output the command resumes: a torn last line is what an
             interrupted run leaves, so cutting the file inside its last line keeps it valid.
+        finite_numbers: Every number of the file is refused when NaN or infinite (the
+            NaN-numbers mutator's ``nan``, ``inf`` and ``1e999`` are invalid there).
     """
 
     name: str
@@ -50,6 +52,7 @@ class Target:
     env: str | None = None
     strict_utf8: bool = True
     resumable: bool = False
+    finite_numbers: bool = False
 
 
 def _t(
@@ -370,6 +373,7 @@ TARGETS: tuple[Target, ...] = (
         "toml",
         lambda f, d: ["run", f, "--dry-run"],
         required=("name", "source"),
+        finite_numbers=True,
     ),
     _t(
         "judge.pairs",
@@ -427,6 +431,46 @@ TARGETS: tuple[Target, ...] = (
             *_DEAD,
         ],
         required=("pair_id", "response_a", "response_b"),
+    ),
+    _t(
+        "judge_eval.resume",
+        "judge",
+        "judge_resume/eval/verdicts-monolithic.jsonl",
+        "jsonl",
+        lambda f, d: [
+            "judge-eval",
+            f.parent.parent / "pairs.jsonl",
+            "-o",
+            f.parent,
+            "--method",
+            "monolithic",
+            "--cache",
+            d / "c.sqlite",
+            "--bootstrap",
+            "20",
+            *_DEAD,
+        ],
+        folder="judge_resume",
+        required=("pair_id",),
+        records_required=False,
+        resumable=True,
+    ),
+    _t(
+        "guidance.show",
+        "judge",
+        "guidance/global.md",
+        "text",
+        lambda f, d: ["guidance", "show", f.parent],
+        folder="guidance",
+        records_required=False,
+    ),
+    _t(
+        "guidance.manifest",
+        "judge",
+        "guidance/manifest.json",
+        "json",
+        lambda f, d: ["guidance", "show", f.parent],
+        folder="guidance",
     ),
     _t(
         "pair.response",

@@ -297,7 +297,7 @@ def test_work_estimate_grows_with_string_literals_times_lines():
 def test_real_responses_are_far_below_the_work_bound(real):
     for pair, _ in real.values():
         for response in (pair.response_a, pair.response_b):
-            prepared = security._prepare(security.last_python_block(response))
+            prepared = security._prepare(security.code_of(response))
             assert isinstance(prepared, str) or prepared.work < security.MAX_WORK / 100
 
 

@@ -178,3 +178,46 @@ def test_guidance_show_prints_lessons_and_provenance(tmp_path: Path) -> None:
     assert "scripted-judge" in result.output and "'train': 5" in result.output
     missing = CliRunner().invoke(main, ["guidance", "show", str(tmp_path)])
     assert missing.exit_code == 1 and "no global.md" in missing.output
+
+
+def write_guidance(folder: Path, global_md: str, manifest: dict[str, Any]) -> Path:
+    """A hand-written guidance folder (global.md and manifest.json)."""
+    folder.mkdir()
+    (folder / "global.md").write_text(global_md, encoding="utf-8")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def test_guidance_show_prints_a_1_mib_lesson_whole_and_fast(tmp_path: Path) -> None:
+    """Rich's highlighter took over 60 s on a 1 MiB line; wrapped lines joined quadratically."""
+    import time
+
+    lesson = "check [bold]x[/ 'q' 12 0x1f \x1b[31m " * 30_000  # about 1 MiB, markup and ESC
+    wrapped = "\n".join(["- wrapped"] + ["more words"] * 100_000)  # 1.1 MB of continuations
+    folder = write_guidance(
+        tmp_path / "g",
+        f"# G\n## criteria\n- {lesson}\n## judging\n{wrapped}\n",
+        {"source": "s" * 1_000_000, "judge": {"model": "[red]j"}, "counts": {"judged": 3}},
+    )
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["guidance", "show", str(folder)])
+    seconds = time.monotonic() - started
+    assert result.exit_code == 0, result.output[-2000:]
+    assert seconds < 3.0, f"guidance show took {seconds:.1f} s"
+    lines = result.output.splitlines()
+    assert lines[0].endswith(" from " + "s" * 1_000_000)
+    assert lines[1] == "judge: {'model': '[red]j'}"  # no markup taken from the file
+    shown = lesson.strip().replace("\x1b", "\\x1b")  # printed whole, the escape made visible
+    assert lines[3] == f"global · criteria: {shown}"
+    assert lines[4] == "global · judging: wrapped" + " more words" * 100_000
+    assert "\x1b" not in result.output
+
+
+def test_a_bad_line_of_a_lessons_file_is_quoted_short(tmp_path: Path) -> None:
+    path = tmp_path / "global.md"
+    path.write_text("# G\n" + "x" * 1_000_000 + "\n", encoding="utf-8")
+    with pytest.raises(GuidanceError) as caught:
+        parse_lessons(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: expected '## stage' or '- lesson', got 'xxx")
+    assert len(message) < len(str(path)) + 200 and "…" in message

@@ -31,8 +31,34 @@ CACHE_FORMAT = 2
 
 # columns added after format 1 (name -> declaration), added in place to older files
 _NEW_COLUMNS = {"backend": "TEXT", "endpoint": "TEXT", "format": "INTEGER"}
-_OLD = "(format IS NULL OR format < ?)"
-_CURRENT = "(format IS NOT NULL AND format >= ?)"
+_LATEST_TIME = 1e11
+"""Latest ``created`` a row may hold (seconds since the epoch: the year 5138)."""
+
+_PROBLEM = (
+    "(CASE"
+    " WHEN typeof(key) != 'text' THEN 'key is not text'"
+    " WHEN typeof(model) != 'text' THEN 'model is not text'"
+    " WHEN typeof(created) NOT IN ('integer', 'real') OR NOT created BETWEEN 0 AND "
+    f"{_LATEST_TIME:.0f} THEN 'created is not a time'"
+    " WHEN typeof(response) != 'text' OR substr(response, 1, 1) != '{'"
+    " THEN 'response is not a JSON object'"
+    " WHEN backend IS NOT NULL AND typeof(backend) != 'text' THEN 'backend is not text'"
+    " WHEN endpoint IS NOT NULL AND typeof(endpoint) != 'text' THEN 'endpoint is not text'"
+    " WHEN format IS NOT NULL AND typeof(format) != 'integer' THEN 'format is not an integer'"
+    " END)"
+)
+"""SQL: why a row is not what :meth:`ResponseCache.put` writes (text key and model, a time
+in seconds, a JSON object, text or NULL backend and endpoint, an integer or NULL format),
+or NULL for a row that is: the one rule: :meth:`ResponseCache.get` never reads such a row,
+``stats`` counts and names them, ``clear(damaged=True)`` removes them."""
+
+_VALID = f"{_PROBLEM} IS NULL"
+_DAMAGED_ROW = f"{_PROBLEM} IS NOT NULL"
+_OLD = f"({_VALID} AND (format IS NULL OR format < ?))"
+_CURRENT = f"({_VALID} AND format >= ?)"
+
+DAMAGED_EXAMPLES = 10
+"""Most damaged rows :meth:`ResponseCache.stats` names (all are counted)."""
 
 
 class CacheError(ValueError):
@@ -116,6 +142,21 @@ class CacheGroup:
 
 
 @dataclass
+class DamagedRow:
+    """A row that is not what prefjudge writes (never read; ``clear --damaged`` removes it).
+
+    Attributes:
+        row: SQLite's rowid.
+        key: The key as text (None when the row holds none).
+        problem: What is wrong, e.g. ``created is not a time``.
+    """
+
+    row: int
+    key: str | None
+    problem: str
+
+
+@dataclass
 class CacheStats:
     """What a cache file holds.
 
@@ -125,6 +166,9 @@ class CacheStats:
         entries: All rows.
         old_format_entries: Rows of an older key format (never read; ``clear`` removes them).
         groups: Current-format rows by backend, model and endpoint, most entries first.
+        damaged_entries: Rows that are not what prefjudge writes (never read; neither old
+            format nor in a group).
+        damaged: The first :data:`DAMAGED_EXAMPLES` of them, by rowid.
     """
 
     path: Path
@@ -132,6 +176,8 @@ class CacheStats:
     entries: int
     old_format_entries: int
     groups: list[CacheGroup] = field(default_factory=list)
+    damaged_entries: int = 0
+    damaged: list[DamagedRow] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """Return the statistics as JSON-ready values."""
@@ -142,6 +188,8 @@ class CacheStats:
             "old_format_entries": self.old_format_entries,
             "format": CACHE_FORMAT,
             "groups": [g.as_dict() for g in self.groups],
+            "damaged_entries": self.damaged_entries,
+            "damaged": [asdict(d) for d in self.damaged],
         }
 
 
@@ -193,9 +241,21 @@ class ResponseCache:
                     raise
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """Return the stored reply for ``key``, or None."""
-        row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        """Return the stored reply for ``key``, or None.
+
+        None too for a damaged row (see :meth:`stats`) or a reply that is not a JSON
+        object: the request is then sent again, and its reply replaces the row.
+        """
+        row = self._conn.execute(
+            f"SELECT response FROM responses WHERE key = ? AND {_VALID}", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+        except (ValueError, RecursionError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def put(
         self,
@@ -258,12 +318,25 @@ class ResponseCache:
             CacheGroup(b, m or "", e, int(n), _seconds(lo), _seconds(hi))
             for b, m, e, n, lo, hi in rows
         ]
+        n_damaged = self._conn.execute(
+            f"SELECT COUNT(*) FROM responses WHERE {_DAMAGED_ROW}"
+        ).fetchone()[0]
+        damaged = [
+            DamagedRow(int(rowid), key, problem)
+            for rowid, key, problem in self._conn.execute(
+                f"SELECT rowid, CAST(key AS TEXT), {_PROBLEM} FROM responses"
+                f" WHERE {_DAMAGED_ROW} ORDER BY rowid LIMIT ?",
+                (DAMAGED_EXAMPLES,),
+            )
+        ]
         return CacheStats(
             path=self.path,
             size_bytes=self.size_bytes(),
             entries=len(self),
             old_format_entries=int(old),
             groups=groups,
+            damaged_entries=int(n_damaged),
+            damaged=damaged,
         )
 
     def size_bytes(self) -> int:
@@ -278,7 +351,7 @@ class ResponseCache:
 
     @staticmethod
     def _where(
-        model: str | None, older_than_days: float | None, old_format: bool
+        model: str | None, older_than_days: float | None, old_format: bool, damaged: bool
     ) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
@@ -292,6 +365,8 @@ class ResponseCache:
         if old_format:
             clauses.append(_OLD)
             params.append(CACHE_FORMAT)
+        if damaged:
+            clauses.append(_DAMAGED_ROW)
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
     def count(
@@ -300,9 +375,10 @@ class ResponseCache:
         model: str | None = None,
         older_than_days: float | None = None,
         old_format: bool = False,
+        damaged: bool = False,
     ) -> int:
         """Return how many rows :meth:`clear` with the same filters would delete."""
-        where, params = self._where(model, older_than_days, old_format)
+        where, params = self._where(model, older_than_days, old_format, damaged)
         try:
             row = self._conn.execute(f"SELECT COUNT(*) FROM responses{where}", params).fetchone()
         except _DAMAGED as exc:
@@ -315,6 +391,7 @@ class ResponseCache:
         model: str | None = None,
         older_than_days: float | None = None,
         old_format: bool = False,
+        damaged: bool = False,
     ) -> int:
         """Delete rows: all of them, or those matching every filter given.
 
@@ -324,11 +401,12 @@ class ResponseCache:
                 matches them all.
             older_than_days: Only rows stored more than this many days ago.
             old_format: Only rows of an older key format (never read).
+            damaged: Only rows that are not what prefjudge writes (never read).
 
         Returns:
             The number of rows deleted.
         """
-        where, params = self._where(model, older_than_days, old_format)
+        where, params = self._where(model, older_than_days, old_format, damaged)
         try:
             return int(self._conn.execute(f"DELETE FROM responses{where}", params).rowcount)
         except _DAMAGED as exc:

@@ -18,6 +18,14 @@ an idle connection is dropped after :data:`KEEPALIVE_EXPIRY` seconds, before a s
 with uvicorn's defaults closes it. HTTPS endpoints and proxies get all but the probe
 (it would have to pass TLS or the proxy first).
 
+Replies are untrusted: every body is read whole as it arrives, decoded, and refused once
+it passes :data:`MAX_BODY` bytes (:func:`read_bounded`, the clients' response hook), in a
+content coding the client asked for (:data:`ACCEPT_ENCODING`, decoded a piece at a time)
+or none; and the reply to the probe may hold :data:`MAX_PROBE_HEAD` bytes of head in
+:data:`MAX_PROBE_LINES` lines. So a reply costs a bounded amount of memory whatever it
+holds or however long it lasts: a compressed bomb or an endless body is refused at the
+cap (:class:`UnreadableReply`, that request's error), not read to the deadline.
+
 :func:`unreachable_reason` tells a dead endpoint (nothing listens on the port, or the host
 name does not resolve) from the connection errors of a live one (a reset, a timeout).
 """
@@ -43,6 +51,23 @@ MAX_CONNECTIONS = 1000
 #: Seconds an idle connection is kept: under uvicorn's 5 (``vllm serve``), so that the
 #: client drops it before the server closes it under a request sent at that moment.
 KEEPALIVE_EXPIRY = 4.0
+#: Bytes of a reply's body (after decoding) that a client reads at most: a chat completion
+#: is a few KiB, a long generation under 1 MiB, a runaway one of 10 MB still fits. The
+#: JSON read from it is bounded too (:func:`~prefjudge.backends.openai_http.parse_reply`),
+#: so a reply costs under 64 MiB more than a normal one, whatever it holds.
+MAX_BODY = 16 << 20
+#: The content codings the clients ask for: those ``httpx`` decodes a piece at a time.
+ACCEPT_ENCODING = "gzip, deflate"
+#: The codings a reply may come in (anything else was not asked for and is refused).
+READABLE_ENCODINGS = frozenset({"identity", "gzip", "deflate"})
+#: Bytes of head (status line and headers) the reply to the probe may have.
+MAX_PROBE_HEAD = 64 << 10
+#: Header lines the reply to the probe may have.
+MAX_PROBE_LINES = 128
+
+
+class UnreadableReply(ValueError):
+    """A reply the client will not read: a body over :data:`MAX_BODY`, a coding not asked for."""
 
 
 class Shards:
@@ -102,7 +127,8 @@ def http_client(base_url: str | None, max_concurrency: int, gate: OpeningGate | 
     Returns:
         An ``openai.DefaultAsyncHttpxClient`` keeping ``max(100, max_concurrency)`` idle
         connections for :data:`KEEPALIVE_EXPIRY` seconds, whose new plain-HTTP
-        connections are confirmed before use.
+        connections are confirmed before use, and whose replies are read by
+        :func:`read_bounded`.
     """
     import httpx2
     import openai
@@ -113,12 +139,47 @@ def http_client(base_url: str | None, max_concurrency: int, gate: OpeningGate | 
         max_keepalive_connections=keep,
         keepalive_expiry=KEEPALIVE_EXPIRY,
     )
-    client = openai.DefaultAsyncHttpxClient(limits=limits)
+    client = openai.DefaultAsyncHttpxClient(
+        limits=limits,
+        headers={"Accept-Encoding": ACCEPT_ENCODING},
+        event_hooks={"response": [read_bounded]},
+    )
     parts = urlsplit(base_url or "")
     if parts.scheme == "http" and parts.hostname:
         path = parts.path.rstrip("/") + "/models"
         _confirm_new_connections(client, path, gate or OpeningGate())
     return client
+
+
+async def read_bounded(response: Any) -> None:
+    """Read a reply's body whole, decoded, refusing it past :data:`MAX_BODY` bytes.
+
+    The clients' response hook: it runs before the client reads the body itself, which
+    then finds it read (``httpx`` would join every piece however many came). ``httpx``
+    decodes gzip and deflate a MiB at a time, so a compressed bomb is refused a MiB past
+    the cap; a coding it does not decode that way was not asked for and is refused
+    before a byte is read.
+
+    Args:
+        response: The ``httpx`` response, its body not read yet.
+
+    Raises:
+        UnreadableReply: A coding not asked for, or a body over :data:`MAX_BODY` bytes
+            (the connection is closed, not reused).
+    """
+    codings = response.headers.get_list("content-encoding", split_commas=True)
+    unknown = [c for c in (c.strip().lower() for c in codings) if c not in READABLE_ENCODINGS]
+    if unknown:
+        coding = unknown[0][:40]
+        raise UnreadableReply(f"the reply is in a content coding not asked for: {coding!r}")
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.aiter_bytes():
+        size += len(part)
+        if size > MAX_BODY:
+            raise UnreadableReply(f"the reply's body is over {MAX_BODY >> 20} MiB")
+        parts.append(part)
+    response._content = b"".join(parts)  # what ``Response.aread`` keeps: it returns this
 
 
 class OpeningGate:
@@ -199,19 +260,11 @@ class ConfirmedOpening:
 
     async def _confirm(self, stream: Any, host: str, port: int, timeout: float | None) -> bool:
         """Send the probe and read its reply's head; whether the connection is still usable."""
-        import httpcore2
-
         probe = (
             f"HEAD {self._path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: prefjudge\r\n\r\n"
         )
         await stream.write(probe.encode("ascii"), timeout=timeout)
-        reply = b""
-        while b"\r\n\r\n" not in reply:
-            chunk = await stream.read(65536, timeout=timeout)
-            if not chunk:
-                raise httpcore2.ConnectError("the server closed a new connection at once")
-            reply += chunk
-        head, _, rest = reply.partition(b"\r\n\r\n")
+        head, rest = await _read_head(stream, timeout)
         closes = b"\r\nconnection: close" in head.lower()
         return not rest and not closes
 
@@ -226,6 +279,38 @@ class ConfirmedOpening:
     async def sleep(self, seconds: float) -> None:
         """Sleep, as the pool's own backend does."""
         await self._inner.sleep(seconds)
+
+
+async def _read_head(stream: Any, timeout: float | None) -> tuple[bytes, bytes]:
+    """Read a reply's head (up to the blank line) off a new connection: ``(head, what follows)``.
+
+    Raises:
+        httpcore2.ConnectError: When the server closes the connection first.
+        httpcore2.RemoteProtocolError: When the head passes :data:`MAX_PROBE_HEAD` bytes
+            or :data:`MAX_PROBE_LINES` lines (an endless header: the connection is closed).
+    """
+    import httpcore2
+
+    reply = bytearray()
+    lines = 0
+    while len(reply) <= MAX_PROBE_HEAD and lines < MAX_PROBE_LINES:
+        chunk = await stream.read(65536, timeout=timeout)
+        if not chunk:
+            raise httpcore2.ConnectError("the server closed a new connection at once")
+        start = len(reply)
+        reply += chunk
+        end = reply.find(b"\r\n\r\n", max(0, start - 3))  # it may straddle two reads
+        if end < 0:
+            lines += chunk.count(b"\n")
+            continue
+        lines += reply.count(b"\n", start, end)
+        if end <= MAX_PROBE_HEAD and lines < MAX_PROBE_LINES:
+            return bytes(reply[:end]), bytes(reply[end + 4 :])
+        break
+    raise httpcore2.RemoteProtocolError(
+        f"the reply to the connection probe has a head over {MAX_PROBE_HEAD >> 10} KiB "
+        f"or {MAX_PROBE_LINES} lines"
+    )
 
 
 def unreachable_reason(exc: BaseException, base_url: str | None) -> str | None:
@@ -251,6 +336,29 @@ def unreachable_reason(exc: BaseException, base_url: str | None) -> str | None:
             detail = cause.strerror or str(cause)
             return f"unknown host {host!r} ({detail})"
     return None
+
+
+def root_cause(exc: BaseException) -> str:
+    """What an error was raised from at the bottom, e.g. the socket's or the probe's error.
+
+    The client's ``Connection error.`` says nothing; the error it wraps (through
+    ``httpx`` and ``httpcore``) says what happened.
+
+    Args:
+        exc: The error a call raised.
+
+    Returns:
+        ``"TYPE: message"`` of the last error in its chain of ``raise ... from`` causes
+        (``exc`` itself when it has none), at most 300 characters of message. Errors
+        merely handled before (``__context__``) are not followed: they may be unrelated.
+    """
+    seen = {id(exc)}
+    while True:
+        cause = exc.__cause__
+        if cause is None or id(cause) in seen:
+            return f"{type(exc).__name__}: {str(exc)[:300]}"
+        seen.add(id(cause))
+        exc = cause
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:

@@ -36,6 +36,13 @@ connection errors are retried as any others (it may be restarting). And a server
 fails every call stops the backend after ``max_failure_streak`` failed calls in a row
 (:class:`~prefjudge.backends.base.FailureStreak`) instead of costing every request its
 whole retry budget.
+
+Hostile servers: a reply is untrusted bytes. Its body is read as it arrives and refused
+past :data:`~prefjudge.backends.connections.MAX_BODY` bytes decoded (a compressed bomb, an
+endless body), and its JSON is read here, not by the SDK (:func:`parse_reply`): at most
+:data:`MAX_JSON_VALUES` values, nesting refused past the interpreter's recursion limit,
+and numbers no float can hold (``1e400``) or ``NaN`` refused. Each is that request's
+malformed response, retried as such; the other requests go on.
 """
 
 from __future__ import annotations
@@ -43,8 +50,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
+import json
+import math
 import os
 import random
+import re
 import threading
 import time
 from collections import deque
@@ -66,7 +76,12 @@ from prefjudge.backends.base import (
     Result,
 )
 from prefjudge.backends.cache import ResponseCache
-from prefjudge.backends.connections import replica_clients, unreachable_reason
+from prefjudge.backends.connections import (
+    http_client,
+    replica_clients,
+    root_cause,
+    unreachable_reason,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -78,8 +93,83 @@ Work = Callable[[list[Any]], Awaitable[T]]
 """A batch's coroutine, given the replicas' clients (in ``OpenAIBackend.replicas`` order)."""
 
 
+#: JSON values (counted as commas and opening brackets, strings' included) a reply's body
+#: may hold: a chat completion has tens. Each costs up to ~100 bytes once parsed, so this
+#: bounds what a body of many tiny values (``[{},{},...]``, 24 times its size) costs.
+MAX_JSON_VALUES = 100_000
+#: Bytes the text of a reply's body may take in memory, twice (the body decoded, and the
+#: strings read from it): a body whose characters need more (wide ones, 2 or 4 bytes
+#: each in a Python string, e.g. one emoji among 16 MiB of text) is refused.
+MAX_TEXT_BYTES = 40 << 20
+#: Characters a Python string stores in more than one byte: raw (UTF-8 lead bytes of
+#: U+0100 and above) or escaped (``\\uXXXX`` past U+00FF).
+_WIDE = re.compile(rb"[\xc4-\xf4]|\\u(?!00)")
+#: Characters stored in four bytes: raw (4-byte UTF-8) or escaped (a surrogate pair).
+_ASTRAL = re.compile(rb"[\xf0-\xf4]|\\u[dD][89abAB]")
+#: What reading a malformed reply may raise, besides the SDK's own errors: ours and the
+#: client's hook's (``ValueError``), and the JSON reader's (``ValueError``,
+#: ``RecursionError``, ``ArithmeticError``). Each is that request's malformed response.
+REPLY_ERRORS: tuple[type[Exception], ...] = (ValueError, RecursionError, ArithmeticError)
+
+
 class MalformedResponse(ValueError):
     """A 2xx response whose body is not a usable chat completion (retried like a 5xx)."""
+
+
+def parse_reply(body: bytes) -> Any:
+    """Read a reply's JSON defensively: bounded work and memory, no exception but ours.
+
+    The body is already at most :data:`~prefjudge.backends.connections.MAX_BODY` bytes.
+
+    Args:
+        body: The reply's body as received (decoded from its content coding).
+
+    Returns:
+        The JSON value (of any type; :func:`_completion_of` checks its shape).
+
+    Raises:
+        MalformedResponse: For more than :data:`MAX_JSON_VALUES` values, text that would
+            take over :data:`MAX_TEXT_BYTES` (counted twice), nesting past the
+            recursion limit, ``NaN``/``Infinity``, a number out of a float's range, or
+            anything that is not JSON (invalid UTF-8 included).
+    """
+    values = body.count(b",") + body.count(b"[") + body.count(b"{")
+    if values > MAX_JSON_VALUES:
+        raise MalformedResponse(f"the body holds over {MAX_JSON_VALUES:,} JSON values")
+    width = _char_width(body)
+    if 2 * width * len(body) > MAX_TEXT_BYTES:
+        raise MalformedResponse(
+            f"the body's text would take over {MAX_TEXT_BYTES >> 20} MiB "
+            f"({len(body):,} bytes of characters up to {width} bytes wide)"
+        )
+    try:
+        return json.loads(body, parse_float=_finite_float, parse_constant=_no_constant)
+    except RecursionError as exc:
+        raise MalformedResponse("the body's JSON nests deeper than the recursion limit") from exc
+    except MalformedResponse:
+        raise
+    except ValueError as exc:  # not JSON, invalid UTF-8, an integer of 4,300+ digits
+        raise MalformedResponse(f"the body is not JSON: {str(exc)[:200]}") from exc
+
+
+def _char_width(body: bytes) -> int:
+    """Bytes per character of the widest string read from ``body`` may need: 1, 2 or 4."""
+    if _WIDE.search(body) is None:
+        return 1
+    return 4 if _ASTRAL.search(body) is not None else 2
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; one no float can hold is refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise MalformedResponse(f"the body holds a number out of range: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    """``NaN``, ``Infinity``, ``-Infinity``: not JSON, refused."""
+    raise MalformedResponse(f"the body holds {name}, which is not JSON")
 
 
 def normalize_base_url(base_url: str | None) -> str:
@@ -589,7 +679,7 @@ class OpenAIBackend(BackendBase):
         async def one(url: str | None) -> list[str]:
             import openai
 
-            client = self._client(url)
+            client = self._client(url, http_client(url, 1))
             try:
                 page = await asyncio.wait_for(client.models.list(), self.timeout)
                 return [m.id for m in page.data]
@@ -606,8 +696,9 @@ class OpenAIBackend(BackendBase):
                 if reason is None:
                     raise BackendError(f"cannot list models at {self._where(url)}: {exc}") from exc
                 raise BackendError(self._unreachable([(self._where(url), reason)])) from exc
-            except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
-                raise BackendError(f"cannot list models at {self._where(url)}: {exc}") from exc
+            except (openai.OpenAIError, TypeError, AttributeError, *REPLY_ERRORS) as exc:
+                detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+                raise BackendError(f"cannot list models at {self._where(url)}: {detail}") from exc
             finally:
                 await client.close()
 
@@ -672,7 +763,7 @@ class OpenAIBackend(BackendBase):
             if all(r.unreachable is not None for r in replicas):
                 dead = [(r.where, r.unreachable or "") for r in replicas]
                 raise BackendError(self._unreachable(dead)) from exc
-        return f"connection failed: {reason or exc}"
+        return f"connection failed: {reason or root_cause(exc)}"
 
     def _client(self, base_url: str | None, http: Any = None) -> Any:
         import openai
@@ -790,10 +881,12 @@ class OpenAIBackend(BackendBase):
         The body goes with the client's ``post`` (the SDK's way to send a request as it
         is): ``chat.completions.create`` would first walk the whole body, response schema
         included, through its parameter transform, which took longer than the rest of
-        the SDK's work per call, to send the same bytes.
+        the SDK's work per call, to send the same bytes. The reply comes back as the
+        HTTP response (its body read, bounded, by the client's hook) and its JSON is read
+        by :func:`parse_reply`, not by the SDK.
         """
+        import httpx2
         import openai
-        from openai.types.chat import ChatCompletion
 
         body = self._request_body(call)
         last = "no attempt made"
@@ -810,10 +903,10 @@ class OpenAIBackend(BackendBase):
                     response = await _within(
                         self.timeout,
                         pool.clients[index].post(
-                            "/chat/completions", body=body, cast_to=ChatCompletion
+                            "/chat/completions", body=body, cast_to=httpx2.Response
                         ),
                     )
-                    outcome = _completion_of(response)
+                    outcome = _completion_of(parse_reply(response.content))
                 except (asyncio.TimeoutError, openai.APITimeoutError):
                     last = f"timed out after {self.timeout:g} s"
                 except openai.APIConnectionError as exc:
@@ -829,7 +922,7 @@ class OpenAIBackend(BackendBase):
                     last = f"HTTP {status}: {detail}"
                     retry_after = parse_retry_after(exc.response.headers)
                     down = status >= 500
-                except (openai.APIError, ValueError) as exc:  # ValueError: JSON, pydantic, ours
+                except (openai.APIError, *REPLY_ERRORS) as exc:
                     last = f"malformed response: {type(exc).__name__}: {str(exc)[:300]}"
                     down = False
                 else:
@@ -898,53 +991,56 @@ def _run_sync(coroutine: Any) -> Any:
 
 
 def _error_detail(exc: Any) -> str:
+    """What an error reply says: its ``message`` when that is text, else the SDK's summary."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         message = body.get("message") or body.get("error", {})
         if isinstance(message, dict):
             message = message.get("message")
-        if message:
-            return str(message)[:500]
+        if isinstance(message, str) and message:
+            return message[:500]
     return str(getattr(exc, "message", exc))[:500]
 
 
 def _tokens(usage: Any, name: str) -> int:
     """A token count from the usage block; 0 when missing or not a count (never fatal)."""
-    value = getattr(usage, name, None)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    value = usage.get(name) if isinstance(usage, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if not math.isfinite(value) or value < 0:
         return 0
     return int(value)
 
 
-def _completion_of(response: Any) -> Completion | CallFailure:
-    """Read the reply out of a parsed response, checking its shape.
+def _completion_of(reply: Any) -> Completion | CallFailure:
+    """Read the reply out of a response's JSON (:func:`parse_reply`), checking its shape.
 
-    The ``openai`` client does not validate response bodies, so anything may arrive here
-    (a string for a non-JSON body, None, a list, fields of the wrong type).
+    Anything may arrive here (a string, None, a list, fields of the wrong type).
 
     Raises:
         MalformedResponse: When the body is not a usable chat completion.
     """
-    choices = getattr(response, "choices", None)
+    choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices:
         what = "no choices" if not choices else f"choices of type {type(choices).__name__}"
         raise MalformedResponse(f"the server answered with {what}")
     choice = choices[0]
-    message = getattr(choice, "message", None)
-    if message is None:
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
         raise MalformedResponse("the server answered with a choice without a message")
-    text = getattr(message, "content", None)
-    refusal = getattr(message, "refusal", None)
+    text = message.get("content")
+    refusal = message.get("refusal")
     if text is None:
         if refusal:
-            return CallFailure("rejected", f"the model refused: {str(refusal)[:500]}")
+            said = refusal if isinstance(refusal, str) else type(refusal).__name__
+            return CallFailure("rejected", f"the model refused: {said[:500]}")
         text = ""
     if not isinstance(text, str):
         raise MalformedResponse(f"the reply's content is {type(text).__name__}, not text")
-    finish_reason = getattr(choice, "finish_reason", None)
+    finish_reason = choice.get("finish_reason")
     if finish_reason is not None and not isinstance(finish_reason, str):
-        raise MalformedResponse(f"finish_reason is {finish_reason!r}")
-    usage = getattr(response, "usage", None)
+        raise MalformedResponse(f"finish_reason is {type(finish_reason).__name__}, not text")
+    usage = reply.get("usage")
     return Completion(
         text=text,
         finish_reason=finish_reason,

@@ -15,7 +15,7 @@ from prefjudge.cli import main
 from prefjudge.cli.display import PipeConsole, rich_table, shown_cells
 from prefjudge.cli.options import format_option, old_json_switch
 from prefjudge.io import dumps_json
-from prefjudge.reporting import TextTable
+from prefjudge.reporting import TextTable, display_name
 
 _config_option = click.option(
     "--config",
@@ -122,6 +122,8 @@ def info(
                 stats = cache.stats()
         except CacheError as exc:
             raise click.ClickException(str(exc)) from exc
+    if stats is not None and stats.damaged_entries:
+        _warn_damaged(Console(stderr=True), stats)
     if output_format == "json":
         found = {"path": str(path), "exists": False} if stats is None else stats.as_dict()
         found["exists"] = stats is not None
@@ -132,6 +134,23 @@ def info(
         console.print(f"cache: {escape(str(path))} (no file yet)", soft_wrap=True)
         return
     _print_stats(console, stats)
+
+
+def _warn_damaged(console: Console, stats: CacheStats) -> None:
+    """Say on stderr how many rows are damaged, and name the first ones."""
+    n = stats.damaged_entries
+    console.print(
+        f"[yellow]warning:[/yellow] {_entries(n)} of {escape(str(stats.path))} "
+        f"{'is' if n == 1 else 'are'} damaged (not what prefjudge writes): never read, "
+        "in no group (`prefjudge cache clear --damaged` removes them)",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for row in stats.damaged:
+        key = "no key" if row.key is None else f"key {display_name(row.key)!r}"
+        console.print(f"  row {row.row} ({escape(key)}): {row.problem}", highlight=False)
+    if n > len(stats.damaged):
+        console.print(f"  ... and {n - len(stats.damaged):,} more", highlight=False)
 
 
 def _when(seconds: float | None) -> str:
@@ -145,7 +164,8 @@ def _when(seconds: float | None) -> str:
 
 def _print_stats(console: Console, stats: CacheStats) -> None:
     console.print(f"cache: {escape(str(stats.path))}", soft_wrap=True)  # a path stays whole
-    console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries")
+    damaged = f", {stats.damaged_entries:,} damaged" if stats.damaged_entries else ""
+    console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries{damaged}")
     if stats.groups:
         # names cut in the middle to fit the terminal, one line per group (the one table
         # drawing of the commands); --format json has them whole
@@ -186,6 +206,11 @@ def _print_stats(console: Console, stats: CacheStats) -> None:
     help="Only entries stored more than DAYS days ago.",
 )
 @click.option("--old-format", is_flag=True, help="Only entries of an older cache format.")
+@click.option(
+    "--damaged",
+    is_flag=True,
+    help="Only damaged entries: rows that are not what prefjudge writes (`cache info` names them).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def clear(
     config_file: str | None,
@@ -194,6 +219,7 @@ def clear(
     model: str | None,
     older_than: float | None,
     old_format: bool,
+    damaged: bool,
     yes: bool,
 ) -> None:
     """Delete cache entries (all, or those matching every filter given), then compact."""
@@ -201,7 +227,12 @@ def clear(
     if not path.is_file():
         click.echo(f"removed 0 entries: {path} does not exist")
         return
-    filters = {"model": model, "older_than_days": older_than, "old_format": old_format}
+    filters = {
+        "model": model,
+        "older_than_days": older_than,
+        "old_format": old_format,
+        "damaged": damaged,
+    }
     try:
         _clear(path, filters, yes)
     except CacheError as exc:

@@ -20,6 +20,7 @@ from prefjudge.cli.runs import open_backend
 from prefjudge.cli.streams import OutputFile
 from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
 from prefjudge.judge.hpag import GuidanceBuildError, build_guidance, split_pairs
+from prefjudge.reporting import display_text
 
 BUILD_MAX_TOKENS = 1024
 
@@ -155,19 +156,37 @@ def build(
 @guidance.command("show")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 def show(folder: str) -> None:
-    """Print a guidance folder's lessons and provenance."""
+    """Print a guidance folder's lessons and provenance.
+
+    The lessons and the manifest's fields are text that a model or a person wrote: they
+    are printed as plain text (no markup, no highlighting, control characters escaped),
+    whole, so that a 1 MiB lesson costs a fraction of a second.
+    """
     try:
         loaded = load_guidance(folder)
     except GuidanceError as exc:
         raise click.ClickException(str(exc)) from exc
     manifest = loaded.manifest
-    stdout.print(f"[bold]{escape(loaded.label)}[/bold] from {escape(str(manifest.get('source')))}")
-    stdout.print(f"judge: {escape(str(manifest.get('judge')))}")
-    stdout.print(escape(f"split: {manifest.get('split')}; counts: {manifest.get('counts')}"))
+    lines = [
+        f"{loaded.label} from {manifest.get('source')}",
+        f"judge: {manifest.get('judge')}",
+        f"split: {manifest.get('split')}; counts: {manifest.get('counts')}",
+    ]
     scopes = [("global", loaded.lessons), *sorted(loaded.categories.items())]
     for name, lessons in scopes:
         for stage in STAGES:
-            for item in lessons.get(stage, []):
-                stdout.print(
-                    f"[cyan]{escape(name)}[/cyan] · {stage}: {escape(item)}", soft_wrap=True
-                )
+            lines.extend(f"{name} · {stage}: {item}" for item in lessons.get(stage, []))
+    click.echo("\n".join(_plain_text(line) for line in lines))
+
+
+def _plain_text(text: str) -> str:
+    r"""``text`` whole, with control characters and lone surrogates escaped (``\x1b``).
+
+    Args:
+        text: One line that a model or a person wrote.
+
+    Returns:
+        The line to print as it is (never through rich's markup or highlighter, whose
+        cost grows faster than the text).
+    """
+    return display_text(text, 6 * len(text) + 1)  # an escape is at most 6 characters: no cut

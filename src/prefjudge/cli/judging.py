@@ -34,6 +34,7 @@ from prefjudge.reporting import (
     display_text,
     nothing_done,
 )
+from prefjudge.scoring.profiles import JUDGE_PROFILE, PROFILES
 
 __all__ = [
     "JUDGE_SAMPLING",
@@ -111,6 +112,16 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="evidence/hybrid: tasks whose tests and inputs the correctness and "
             "efficiency evidence run, by task_id (repeatable: e.g. the HumanEval+ and "
             "MBPP+ files).",
+        ),
+        click.option(
+            "--profile",
+            type=click.Choice(sorted(PROFILES)),
+            default=None,
+            help="evidence/hybrid: the verification profile of the instruction facts, as "
+            "for `prefjudge score`: 'strict' ignores # noqa and isort action comments (a "
+            "response cannot silence the check it breaks), PEP 8's 79/72, target py311; "
+            "'reference' gives the SWE-IF authors' verdicts. Bound in the verdict file.  "
+            f"[default: {JUDGE_PROFILE}]",
         ),
         click.option(
             "--allow-undecided",
@@ -236,6 +247,7 @@ def judge_option_values(
         "fallback": opts["fallback"],
         "criterion": opts["criterion"],
         "tests": tuple(opts["tests_sources"]),
+        "profile": opts["profile"],
         "allow_undecided": opts["allow_undecided"],
         "guidance": None if guidance_dir is None else Path(guidance_dir),
         "evidence": opts["evidence"],

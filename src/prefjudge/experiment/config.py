@@ -61,7 +61,14 @@ persona's name (its folder, and the built-in persona it names) are such names.
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Every table of the file: unknown keys refused, and every number finite.
+
+    ``allow_inf_nan=False`` is the one rule for every float field (temperature,
+    request_timeout, alpha, composite_alpha...): TOML's ``nan``, ``inf`` and ``1e999``
+    are refused with the file, line and key.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ExperimentInfo(_Strict):
@@ -122,7 +129,7 @@ class BackendSpec(_Strict):
     model: str | None = None
     base_url: str | list[str] | None = None
     api_key_env: str | None = None
-    request_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    request_timeout: float | None = Field(default=None, gt=0)
     max_retries: int | None = Field(default=None, ge=0)
     max_failure_streak: int | None = Field(default=None, ge=0)
 
@@ -366,6 +373,12 @@ def issue_at(path: Path, location: tuple[str | int, ...], message: str) -> Input
     return InputIssue(str(path), _line_of(text, location), where, message)
 
 
+_MESSAGES = {
+    "extra_forbidden": "unknown key",
+    "finite_number": "not a finite number (nan, inf and 1e999 are refused)",
+}
+"""Messages for a person, by pydantic error type (others keep pydantic's)."""
+
 _TOO_DEEP = (
     "arrays or inline tables nested too deeply to read; an experiment file needs "
     "no nesting beyond a list of names"
@@ -433,7 +446,7 @@ def load_experiment(path: str | Path) -> tuple[Experiment, Path]:
         issues = []
         for error in exc.errors():
             where = ".".join(str(part) for part in error["loc"])
-            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+            message = _MESSAGES.get(error["type"], error["msg"])
             issues.append(InputIssue(str(path), _line_of(text, error["loc"]), where, message))
         raise InputError(issues) from None
     return experiment, path.resolve().parent

@@ -110,13 +110,46 @@ def _regression(x: np.ndarray, y: np.ndarray, n_resamples: int, seed: int) -> di
     }
 
 
+MAX_COUNT = 2**53
+"""Largest count read back from a verdict (a float holds every whole number up to it)."""
+
+
+def recorded_counts(features: dict[str, float] | None) -> dict[str, int] | None:
+    """A verdict's recorded style features, when they are what prefjudge writes.
+
+    Every name of :data:`FEATURE_NAMES` with a whole count from 0 to :data:`MAX_COUNT`. A
+    verdict read back from a file may hold anything else (a field given twice in one
+    line, where JSON keeps the last value; a count edited to ``NaN``, ``-1`` or ``1e400``): such
+    features are not read.
+
+    Args:
+        features: ``features_a`` or ``features_b`` of a verdict.
+
+    Returns:
+        The counts by name, or None when the features are missing or not such counts.
+    """
+    if features is None:
+        return None
+    counts = {}
+    for name in FEATURE_NAMES:
+        value = features.get(name)
+        if not (isinstance(value, int | float) and 0 <= value <= MAX_COUNT and value % 1 == 0):
+            return None
+        counts[name] = int(value)
+    return counts
+
+
 def _features(verdict: Verdict, pair: Pair, counter: TokenCounter
               ) -> tuple[dict[str, int], dict[str, int]]:
-    """Both responses' features: the verdict's own when the same counter wrote them."""
-    if (verdict.features_a is not None and verdict.features_b is not None
-            and verdict.features_by == counter.name):
-        return ({k: int(v) for k, v in verdict.features_a.items()},
-                {k: int(v) for k, v in verdict.features_b.items()})
+    """Both responses' features: the verdict's own when the same counter wrote them.
+
+    Features a verdict holds that are not a whole set of counts (:func:`recorded_counts`)
+    are counted again from the pair's responses, as a run that never wrote them would.
+    """
+    if verdict.features_by == counter.name:
+        a, b = recorded_counts(verdict.features_a), recorded_counts(verdict.features_b)
+        if a is not None and b is not None:
+            return a, b
     return (response_features(pair.response_a, counter),
             response_features(pair.response_b, counter))
 

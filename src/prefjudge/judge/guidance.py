@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prefjudge.io import InputError, JsonValueError, parse_json, read_text
 from prefjudge.records import Pair
+from prefjudge.reporting import display_name
 
 STAGES = ("criteria", "judging", "final")
 MANIFEST = "manifest.json"
@@ -161,6 +162,15 @@ def render_lessons(title: str, lessons: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
+QUOTED_WIDTH = 80
+"""Most characters of a file's line quoted in an error message (its middle is cut)."""
+
+
+def _quoted(text: str) -> str:
+    """``text`` quoted for an error message, cut in the middle to :data:`QUOTED_WIDTH`."""
+    return repr(display_name(text, QUOTED_WIDTH))
+
+
 def parse_lessons(path: Path) -> tuple[str, dict[str, list[str]]]:
     """Read one guidance file.
 
@@ -175,7 +185,7 @@ def parse_lessons(path: Path) -> tuple[str, dict[str, list[str]]]:
             that cannot be read as UTF-8.
     """
     title = path.stem
-    lessons: dict[str, list[str]] = {stage: [] for stage in STAGES}
+    parts: dict[str, list[list[str]]] = {stage: [] for stage in STAGES}
     current: str | None = None
     for number, raw in enumerate(_read(path).splitlines(), start=1):
         line = raw.strip()
@@ -188,16 +198,21 @@ def parse_lessons(path: Path) -> tuple[str, dict[str, list[str]]]:
         if match:
             current = match.group(1).lower()
             if current not in STAGES:
-                raise GuidanceError(f"{path}:{number}: unknown section {current!r}; use {STAGES}")
+                raise GuidanceError(
+                    f"{path}:{number}: unknown section {_quoted(current)}; use {STAGES}"
+                )
             continue
         if line.startswith(("- ", "* ")):
             if current is None:
                 raise GuidanceError(f"{path}:{number}: bullet before any '## stage' heading")
-            lessons[current].append(line[2:].strip())
-        elif current is not None and lessons[current]:
-            lessons[current][-1] += " " + line  # a wrapped bullet
+            parts[current].append([line[2:].strip()])
+        elif current is not None and parts[current]:
+            parts[current][-1].append(line)  # a wrapped bullet: joined once, at the end
         else:
-            raise GuidanceError(f"{path}:{number}: expected '## stage' or '- lesson', got {line!r}")
+            raise GuidanceError(
+                f"{path}:{number}: expected '## stage' or '- lesson', got {_quoted(line)}"
+            )
+    lessons = {stage: [" ".join(bullet) for bullet in parts[stage]] for stage in STAGES}
     return title, lessons
 
 

@@ -2,7 +2,8 @@
 
 Every judging use case (``judge_file``, ``judge_pair``, ``evaluate_judges``) takes its
 settings as a :class:`JudgeOptions` (the options every judging command shares:
-``--fallback``, ``--criterion``, ``--tests``, ``--guidance``, the criteria bounds ...) plus
+``--fallback``, ``--criterion``, ``--tests``, ``--profile``, ``--guidance``, the criteria
+bounds ...) plus
 its own fields, and turns them into the :class:`~prefjudge.judge.common.JudgeSettings` the
 methods read with :func:`judge_settings`, which checks them first (templates, criterion,
 which options apply to which method) and loads the tests.
@@ -23,12 +24,18 @@ from prefjudge.backends import Sampling
 from prefjudge.io import InputError
 from prefjudge.journal import file_fingerprint
 from prefjudge.judge import JudgeSettings, method_traits
-from prefjudge.judge.facts.judge import CriterionError, parse_criterion
+from prefjudge.judge.facts.judge import (
+    CriterionError,
+    EvidenceSettings,
+    evidence_profile,
+    parse_criterion,
+)
 from prefjudge.judge.facts.versions import decider_versions
 from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.records import JudgeMethodName, Task
 from prefjudge.reporting import StageError
+from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
 from prefjudge.scoring.sources import SourceError, UnknownSourceError
 from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
 
@@ -100,6 +107,9 @@ class JudgeOptions:
             order (``correctness,efficiency``); None: the pair's own, else the default order.
         tests: ``evidence``/``hybrid``: task sources (files, folders or hub datasets) whose
             tests and inputs the evidence runs, by task id (``--tests``).
+        profile: ``evidence``/``hybrid``: the verification profile of the instruction
+            facts (``--profile``); None: ``strict`` (:data:`JUDGE_PROFILE`). Ignored by
+            the methods that find no facts.
         allow_undecided: ``evidence``/``hybrid``: judge even when the evidence cannot
             decide the pairs (``--allow-undecided``; see
             :func:`prefjudge.judge.facts.coverage.check_coverage`).
@@ -120,6 +130,7 @@ class JudgeOptions:
     fallback: ModelMethodName = "criteralign"
     criterion: str | None = None
     tests: tuple[str, ...] = ()
+    profile: str | None = None
     allow_undecided: bool = False
     guidance: Path | None = None
     evidence: bool = False
@@ -137,8 +148,10 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
     """Check the options for ``method`` and build the settings its judge reads.
 
     Checked before any model call: the criteria bounds, every template the method's model
-    calls use, the criterion; ``--tests`` and ``--criterion`` apply only to methods that run
-    tests, whose tests are loaded here.
+    calls use, the criterion, the profile; ``--tests`` and ``--criterion`` apply only to
+    methods that run tests, whose tests are loaded here and whose settings are
+    :class:`~prefjudge.judge.facts.judge.EvidenceSettings` with the profile (``--profile``;
+    ignored by the other methods).
 
     Args:
         options: The judging options.
@@ -150,8 +163,8 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
 
     Raises:
         JudgeOptionError: On criteria bounds the wrong way round, an unknown criterion,
-            ``--tests``/``--criterion`` for a method that runs no tests, or an unknown
-            ``--tests`` source.
+            ``--tests``/``--criterion`` for a method that runs no tests, an unknown
+            ``--tests`` source or an unknown profile.
         StageError: On a template that cannot be used, or tests that cannot be read.
     """
     if options.min_criteria > options.max_criteria:
@@ -173,7 +186,10 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
         tests = load_tests(options.tests)
     elif options.tests or options.criterion:
         raise JudgeOptionError("--tests and --criterion apply to --method evidence or hybrid")
-    return JudgeSettings(
+    fields: dict[str, Any] = {}
+    if traits.needs_tests:
+        fields["profile"] = _profile(options.profile)
+    return (EvidenceSettings if traits.needs_tests else JudgeSettings)(
         method=method,
         min_criteria=options.min_criteria,
         max_criteria=options.max_criteria,
@@ -187,7 +203,16 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
         tests=tests,
         fallback=options.fallback,
         tokenizer=options.tokenizer,
+        **fields,
     )
+
+
+def _profile(name: str | None) -> str:
+    """The verification profile named by ``--profile`` (None: :data:`JUDGE_PROFILE`)."""
+    try:
+        return get_profile(name or JUDGE_PROFILE).name
+    except ValueError as exc:
+        raise JudgeOptionError(str(exc), "--profile") from None
 
 
 def load_tests(sources: Sequence[str]) -> dict[str, Task]:
@@ -224,8 +249,9 @@ def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[st
 
     Returns:
         ``{}`` for the methods that run no tests; else the criterion, the fallback
-        (``hybrid``), the test sources' content digests, and the versions of the code that
-        decides (sandbox harness, Ruff, the security analyser).
+        (``hybrid``), the verification profile of the instruction facts, the test
+        sources' content digests, and the versions of the code that decides (sandbox
+        harness, Ruff, the security analyser).
     """
     traits = method_traits(settings.method, settings.fallback)
     if not traits.needs_tests:
@@ -233,6 +259,7 @@ def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[st
     return {
         "criterion": settings.criterion,
         "fallback": settings.fallback if traits.model_method is not None else None,
+        "profile": evidence_profile(settings),
         "tests": [file_fingerprint(s)["sha256"] if Path(s).is_file() else s for s in sources],
         "deciders": decider_versions(),
     }

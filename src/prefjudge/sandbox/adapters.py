@@ -12,10 +12,20 @@ Statuses (the same for every format):
     The wall-clock limit, the CPU-time limit, or (HumanEval+/MBPP+) the per-input time
     limit was reached.
 ``error``
-    prefjudge could not judge the code: the sandbox could not be set up, the task has no
-    usable tests, the reference solution fails, or the code (or its tests) imports a
-    top-level module that is not installed here -- a missing library is the
-    environment's fault, not the model's; the detail names the module.
+    prefjudge could not judge the code, for reasons of the harness and the environment
+    only: the sandbox could not be set up or the harness did not start, the task has no
+    usable tests (tests that do not compile or load on their own, before any of the
+    code runs), the reference solution fails, or a library the benchmark itself
+    declares (:func:`~prefjudge.sandbox.preload.declared_modules`: its ``libs``, what its
+    tests, reference solution or prompt import) is not installed here; the detail names
+    the module.
+
+Whatever the code does is its own outcome, ``pass`` or ``fail``, never ``error``: it
+imports a module that is not installed (at the top, lazily, or raising
+``ModuleNotFoundError`` itself) that the task does not declare, raises anything
+(``ImportError``, ``SystemExit``, ``KeyboardInterrupt``), prints anything (a traceback,
+lines like the harness's own), or keeps the tests from loading or running. The rule is
+``_pj_common.environment_error``, which every runner calls, in both sandbox modes.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from typing import Any
 
 from prefjudge.records import FuncResult, Task
 from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.preload import declared_modules
 from prefjudge.sandbox.process import EXIT_EXEC_FAILED, RunOutcome
 
 DETAIL_MAX = 2000
@@ -55,7 +66,10 @@ def candidate_payload(
 
     For HumanEval+/MBPP+ and stdin/stdout tasks it holds the inputs only: the expected
     outputs stay outside the sandbox, where ``prefjudge.sandbox.compare`` judges the
-    outputs the run sends back.
+    outputs the run sends back. Its ``libraries`` are the modules the task declares
+    (:func:`~prefjudge.sandbox.preload.declared_modules`): the harness notes which are
+    missing before the code runs, and only a failure for want of one of them is an
+    ``error``.
 
     Args:
         task: The task (its ``test_format`` picks the adapter).
@@ -70,6 +84,14 @@ def candidate_payload(
     Raises:
         TaskNotRunnableError: The task lacks what its format needs.
     """
+    payload = _format_payload(task, code, limits, time_limits)
+    payload["libraries"] = declared_modules(task)
+    return payload
+
+
+def _format_payload(
+    task: Task, code: str, limits: SandboxLimits, time_limits: dict[str, list[float]] | None
+) -> dict[str, Any]:
     fmt = task.test_format
     if fmt == "bigcodebench":
         _require(task.tests, task, "tests")
@@ -126,8 +148,10 @@ def perf_payload(
 ) -> dict[str, Any]:
     """Payload calling a HumanEval+/MBPP+ function on ``inputs``, ``rounds`` times over.
 
-    Its run's cost is what counts (``RunOutcome.cpu_s``, measured by the supervisor);
-    outputs are not compared (``child/_pj_perf.py``).
+    Its run's cost is what counts (``RunOutcome.cpu_s``, measured by the supervisor); the
+    measured calls' outputs are written as a test run writes them and checked against the
+    reference outside the sandbox (``child/_pj_perf.py``,
+    :func:`prefjudge.judge.facts.efficiency.measured_outputs_problem`).
 
     Args:
         task: The task (entry point, dataset, MBPP+ number for its input types).
@@ -152,6 +176,7 @@ def perf_payload(
         "inputs": inputs,
         "rounds": int(rounds),
         "warm_imports": sorted(warm_imports or []),
+        "libraries": declared_modules(task),
     }
 
 

@@ -8,6 +8,7 @@ what it preloads must be what the benchmark authors wrote.
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from collections.abc import Iterable
 
@@ -57,3 +58,24 @@ def modules_to_preload(tasks: Iterable[Task], extra: Iterable[str] = ()) -> list
             if "import" in source:
                 entries |= imports_of(source)
     return sorted(entries)
+
+
+def declared_modules(task: Task) -> list[str]:
+    """Top-level modules the benchmark itself declares for ``task``, sorted.
+
+    Its ``libs`` (BigCodeBench lists them) and what its tests, reference solution and
+    prompt import: the same trusted sources the zygotes preload from, never the model's
+    code. The harness counts a run that fails for want of one of these, when it is not
+    installed, as the environment's ``error``; for any other module, the code's ``fail``.
+    """
+    return list(_declared(tuple(task.libs), task.tests, task.canonical_solution or "",
+                          task.prompt or ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _declared(libs: tuple[str, ...], *sources: str) -> tuple[str, ...]:
+    names = {str(lib).split(".", 1)[0] for lib in libs}
+    for source in sources:
+        if "import" in source:
+            names |= {entry.split(":", 1)[0].split(".", 1)[0] for entry in imports_of(source)}
+    return tuple(sorted(name for name in names if name.isidentifier()))

@@ -94,7 +94,7 @@ class RayJudging:
         Args:
             pairs: The pairs to judge (unique ids).
             settings: The run's :class:`~prefjudge.judge.common.JudgeSettings` (its
-                ``tests`` and ``criterion``).
+                ``tests``, ``criterion`` and verification profile).
 
         Yields:
             ``(pairs, facts)`` of each finished shard, in the order shards finish.
@@ -103,9 +103,11 @@ class RayJudging:
             StageError: When the engine cannot go on (a shard failing for good, no node left).
         """
         from prefjudge.judge.facts.correctness import runnable_task
+        from prefjudge.judge.facts.judge import evidence_profile
         from prefjudge.sandbox.preload import modules_to_preload
 
         tests = dict(settings.tests)
+        profile = evidence_profile(settings)  # the nodes check instructions as here
         size = self.shard_size
         # The local run's zygotes import every --tests task's modules: so do the nodes'.
         preload = tuple(modules_to_preload(tests.values(), ()))
@@ -121,6 +123,7 @@ class RayJudging:
                     criterion=settings.criterion,
                     preload=preload,
                     workers=self.run.settings.cpus_per_shard,
+                    profile=profile,
                 )
             )
         sandboxed = [any(runnable_task(p, shard.tasks) for p in shard.pairs) for shard in shards]

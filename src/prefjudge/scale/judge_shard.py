@@ -17,6 +17,7 @@ from prefjudge.judge.facts.kinds import EvidenceRun
 from prefjudge.records import Pair, Task
 from prefjudge.sandbox import SandboxLimits
 from prefjudge.sandbox.zygote import ZygotePool
+from prefjudge.scoring.profiles import JUDGE_PROFILE
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class JudgeShard:
             import it), so that one kept pool per worker serves every shard.
         limits: Limits of every sandboxed run.
         workers: Sandboxed test runs at once (the shard's CPUs).
+        profile: Verification profile of the instruction facts (``--profile``).
     """
 
     index: int
@@ -41,6 +43,7 @@ class JudgeShard:
     preload: tuple[str, ...] = ()
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     workers: int = 1
+    profile: str = JUDGE_PROFILE
 
 
 @dataclass
@@ -75,12 +78,14 @@ def shard_facts(shard: JudgeShard, node: dict[str, str] | None = None) -> list[l
         Per pair, in order, its facts as JSON (exact round trip of the measurements).
     """
     del node
-    from prefjudge.judge.common import JudgeSettings, Ledger
-    from prefjudge.judge.facts.judge import EvidenceJudge
+    from prefjudge.judge.common import Ledger
+    from prefjudge.judge.facts.judge import EvidenceJudge, EvidenceSettings
 
-    settings = JudgeSettings(method="evidence", criterion=shard.criterion, tests=shard.tasks)
+    settings = EvidenceSettings(method="evidence", criterion=shard.criterion,
+                                tests=shard.tasks, profile=shard.profile)
     run = KeptEvidenceRun(
-        shard.tasks, limits=shard.limits, workers=shard.workers, preload=shard.preload
+        shard.tasks, limits=shard.limits, workers=shard.workers, preload=shard.preload,
+        profile=shard.profile,
     )
     judge = EvidenceJudge(None, settings, Ledger(), run=run)
     return [[fact.model_dump_json() for fact in found] for found in judge.facts(list(shard.pairs))]

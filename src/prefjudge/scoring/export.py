@@ -58,7 +58,8 @@ Statuses: prefjudge's ``pass``, ``fail`` and ``timeout`` are the peers' own (bot
 over its time limit is ``fail``, as EvalPlus calls it (:data:`EVALPLUS_SET_STATUS`). Neither
 peer has a status for a run its harness could not judge: an exception in its harness is
 ``fail`` (BigCodeBench puts the message in ``details["ALL"]``), so a prefjudge ``error`` (a
-missing module, a reference solution that did not run, a harness that did not start) is
+missing library the task declares, a reference solution that did not run, a harness that
+did not start) is
 written as ``fail``, with prefjudge's reason where the format has a field for it. The peers'
 figures therefore count it as a failure, as the peers themselves would; prefjudge's own
 tables leave it out and count it apart, and the export says how many it wrote so.

@@ -11,6 +11,11 @@ differs, item by item (also in the README):
   ```` ```python ````/``py``/bare block, else the whole response.
 - **``# noqa`` comments**: reference honours them (a response can silence a rule); strict
   ignores them (``--ignore-noqa``).
+- **isort action comments** (``# isort: skip_file``, ``# isort: off``, ``# isort: skip``,
+  ``# isort: split``, their ``# ruff: isort: ...`` forms): reference honours them, as Ruff
+  does (a response can exempt its imports from style_2); Ruff's ``--ignore-noqa`` leaves
+  them in force, so strict neutralises them in the code before any check reads it
+  (:func:`~prefjudge.scoring.verify.extract.neutralise_isort_actions`).
 - **Ruff target version**: reference leaves it to Ruff (the newest syntax parses);
   strict pins ``py311``.
 - **style_1 (PEP 8)**: reference uses Ruff's defaults (E501 at 88, no W505); strict PEP 8's
@@ -46,6 +51,8 @@ class Profile:
         name: ``reference`` or ``strict``; recorded in every scored record's ``meta``.
         extraction: Which code code-level checks (and unit tests) look at.
         honour_noqa: Whether ``# noqa`` comments silence Ruff rules.
+        honour_isort_actions: Whether isort action comments (``# isort: skip_file`` ...)
+            exempt imports from Ruff's import sorting.
         target_version: Ruff ``target-version`` (None: Ruff's own choice).
         summary: One line for the run summary.
     """
@@ -53,6 +60,7 @@ class Profile:
     name: str
     extraction: Extraction
     honour_noqa: bool
+    honour_isort_actions: bool
     target_version: str | None
     summary: str
 
@@ -61,6 +69,7 @@ REFERENCE = Profile(
     name="reference",
     extraction="first_fence",
     honour_noqa=True,
+    honour_isort_actions=True,
     target_version=None,
     summary="the SWE-IF authors' verdicts (first fenced block, noqa honoured, Ruff defaults)",
 )
@@ -68,11 +77,16 @@ STRICT = Profile(
     name="strict",
     extraction="last_python_block",
     honour_noqa=False,
+    honour_isort_actions=False,
     target_version="py311",
-    summary="hardened (last Python block, noqa ignored, PEP 8 79/72, target py311)",
+    summary="hardened (last Python block, noqa and isort actions ignored, PEP 8 79/72, "
+    "target py311)",
 )
 PROFILES: dict[str, Profile] = {REFERENCE.name: REFERENCE, STRICT.name: STRICT}
 DEFAULT_PROFILE = REFERENCE.name
+"""What ``score`` checks with: the paper's verdicts, comparable with its numbers."""
+JUDGE_PROFILE = STRICT.name
+"""What the evidence judge checks instructions with: a response cannot silence a check."""
 
 
 def get_profile(profile: str | Profile | None = None) -> Profile:

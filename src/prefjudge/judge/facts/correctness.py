@@ -1,10 +1,16 @@
 """Correctness evidence: run both responses against their task's tests, in the sandbox.
 
 A response that passes every test beats one that fails or times out; two that pass, or two
-that do not, are a tie on correctness. Statuses are kept apart: ``fail`` (a wrong answer,
-a crash of the code) and ``timeout`` both lose to ``pass``, while ``error`` (the sandbox or
-harness could not run the tests, never the code's doing) makes the fact an ``error``, never
-a tie or a loss. A pair whose task has no tests prefjudge can run is ``insufficient``.
+that do not, are a tie on correctness. Statuses are kept apart: ``fail`` and ``timeout``
+both lose to ``pass``, while ``error`` makes the fact an ``error``, never a tie or a loss.
+
+The statuses are the sandbox's (:mod:`prefjudge.sandbox.adapters`), under its one rule:
+``error`` is the harness's and the environment's only (the sandbox could not start, the
+task's tests do not load on their own, a library the benchmark itself declares is not
+installed); whatever a response's code does -- importing a module that is not installed,
+raising ``ModuleNotFoundError`` or anything else, printing what it likes -- is its own
+``fail``, so such a response loses to one that passes, and the verdict reaches ``rank``.
+A pair whose task has no tests prefjudge can run is ``insufficient``.
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ def correctness_fact(result_a: FuncResult, result_b: FuncResult) -> Fact:
 
     Returns:
         The fact: ``A``/``B`` when exactly one passes, ``tie`` when both or neither pass,
-        ``error`` when either run could not be judged.
+        ``error`` when either run could not be judged (the harness's or the
+        environment's ``error``, never the code's doing).
     """
     detail: dict[str, Any] = {
         "status_a": result_a.status, "status_b": result_b.status,

@@ -25,7 +25,8 @@ and calls it on the chosen inputs ``rounds`` times (``child/_pj_perf.py``), with
 work takes about :data:`TARGET_S` and the dearer side's at most :data:`CAP_S`. The inputs
 are the task's :data:`MAX_INPUTS` heaviest (by the reference solution's CPU time on each,
 then by size). A baseline run does everything but the code (start, copies of the inputs,
-loop); its median is subtracted, so that the costs compared are the code's own.
+loop, time limits, a line written per call); its median is subtracted, so that the costs
+compared are the code's own.
 
 **Noise.** The baseline, A and B run ``repeats`` times each, interleaved in a seeded
 random order within each round. A side is declared cheaper only when (1) the two sides'
@@ -37,9 +38,26 @@ absolute deviation); otherwise the pair is a ``tie``, and the fact says why. A t
 the noise alone explains (the ratio reaches (2), but (1) or (3) fails) gets one more batch
 of ``repeats`` runs of each, and is decided again on all of them.
 
-Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side fails or
-times out while measured; the task has no inputs prefjudge can run) and ``error`` (the
-sandbox could not run, or the reference solution failed: never the code's doing). A pair
+**Checked calls.** Every call measured is a checked call: the cost runner calls the code
+through the EvalPlus runner's own code, each input with its CPU-time limit, and writes
+each input's output as a test run does (each different output once, up to
+:data:`DISTINCT_OUTPUTS`); every run of a side is compared here with the reference's
+outputs for the same inputs (:func:`measured_outputs_problem`, by the test runs' rule and
+tolerances). A side whose measured outputs differ, or cannot be read back as its run wrote
+them (the run's result carries their SHA-256), or that raises or runs out of time while
+measured, gets no efficiency claim: the pair is ``insufficient`` and the fact says why
+("B's measured outputs differ from the reference on 3 of 5 inputs ...: no efficiency
+claim"). The outputs are written the same way by the baseline (its stand-in returns
+None), so what is subtracted includes the time limits and the writing of a line; a side
+still pays for making its output into a line, which two correct sides do alike (their
+outputs are the same). A measured call also looks like a test call to the code: the same
+frames by name and file, the same modules, the same output streams
+(``child/_pj_perf.py``).
+
+Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side fails,
+times out or answers otherwise than the reference while measured; the task has no inputs
+prefjudge can run) and ``error`` (the sandbox could not run, or the reference solution
+failed: never the code's doing). A pair
 whose responses do not both pass their tests is never measured: the tests alone decide it,
 by the one rule of :mod:`prefjudge.judge.facts.time_limits` (a side that runs out of time
 on its tests where the other finishes is the dearer one; any other failure is
@@ -48,16 +66,21 @@ on its tests where the other finishes is the dearer one; any other failure is
 Nothing survives from one measured run to the next (each has its own scratch
 space and its own IPC, network and pid namespaces, zygote runs too), so no cache can be kept
 between them. What the code does inside its own process is still the code's: it may keep
-results from one round to the next in interpreter-wide state, or end its run early with a result it
-forged (it can read its run's nonce there); the kernel's count cannot be faked, but the
-work measured can be skipped by code written to do so.
+right answers from one round to the next in interpreter-wide state (they pass the check:
+the work is skipped, not faked), tell a measured run by what cannot be hidden (its code
+is executed once per round; a run holds a few inputs only), though answers it gives
+otherwise there are caught, or walk frames to the harness's state to forge its result
+or its outputs' digest (it can read its run's nonce there); the kernel's count cannot be
+faked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,7 +91,17 @@ from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, FuncResult, Pair, Task
 from prefjudge.sandbox import resolve_isolation
 from prefjudge.sandbox.adapters import TaskNotRunnableError, perf_payload
-from prefjudge.sandbox.compare import ReferenceOutputs, input_positions
+from prefjudge.sandbox.compare import (
+    EVALPLUS_LINE_MAX,
+    INPUT_SETS,
+    ReferenceOutputs,
+    SpoiledOutputs,
+    _compare_one,
+    _output_line,
+    input_positions,
+    parse_line,
+    raw_lines,
+)
 from prefjudge.sandbox.functional import run_one
 from prefjudge.sandbox.isolation import IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
@@ -95,6 +128,9 @@ NOISE_FACTOR = 2.0
 MAD_TO_SIGMA = 1.4826
 MEDIAN_ERROR = 1.2533  # standard error of a median of n normal samples: 1.2533 sigma / sqrt(n)
 NET_FLOOR_S = 1e-4
+GIST_CHARS = 300
+DISTINCT_OUTPUTS = 8
+"""Different outputs of one input a measured run writes (each compared); more is a problem."""
 SIDES = ("A", "B")
 
 
@@ -179,6 +215,11 @@ def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_IN
     return [position for _, position in ranked[:count]]
 
 
+def in_run_order(chosen: Sequence[tuple[str, int, Any]]) -> list[tuple[str, int, Any]]:
+    """The chosen inputs in the order a run calls them: base first, each set in order."""
+    return sorted(chosen, key=lambda position: (INPUT_SETS.index(position[0]), position[1]))
+
+
 def _reference(task: Task, limits: SandboxLimits, run: Runner) -> ReferenceOutputs | FuncResult:
     return reference_outputs(task, limits.time_doubled(), run)
 
@@ -196,26 +237,164 @@ def warm_imports(*codes: str) -> list[str]:
 
 @dataclass
 class _Meter:
-    """Runs one side (or the baseline) with a number of rounds; returns its CPU seconds."""
+    """Runs one side (or the baseline) with a number of rounds; returns its CPU seconds.
+
+    Every run of a side is checked (:func:`measured_outputs_problem`): a side whose
+    measured outputs are not the reference's stops the measurement.
+    """
 
     task: Task
     codes: dict[str, str | None]
-    inputs: list[Any]
+    chosen: list[tuple[str, int, Any]]
+    reference: ReferenceOutputs
     warm: list[str]
     run: Runner
     limits: SandboxLimits
 
+    def payload(self, side: str, rounds: int) -> dict[str, Any]:
+        """The cost runner's payload: the chosen inputs, their sets and CPU-time limits."""
+        payload = perf_payload(self.task, self.codes[side], [inp for *_, inp in self.chosen],
+                               rounds, self.warm)
+        limits = self.reference.time_limits(self.task)
+        payload["input_sets"] = [name for name, _, _ in self.chosen]
+        payload["time_limits"] = [limits[name][index] for name, index, _ in self.chosen]
+        payload["distinct_outputs"] = DISTINCT_OUTPUTS
+        return payload
+
     def measure(self, side: str, rounds: int) -> float:
-        payload = perf_payload(self.task, self.codes[side], self.inputs, rounds, self.warm)
         try:
-            outcome = self.run(payload, self.limits)
+            outcome = self.run(self.payload(side, rounds), self.limits)
         except OSError as exc:
             raise _Stop("error", f"the sandbox could not start: {exc}") from exc
-        return _cpu_of(side, outcome, self.limits)
+        cpu_s = _cpu_of(side, outcome, self.limits, self.chosen)
+        if side != "baseline":
+            problem = measured_outputs_problem(self.task, self.reference, self.chosen, outcome)
+            if problem is not None:
+                raise _Stop("insufficient", f"{side}'s {problem}: no efficiency claim")
+        return cpu_s
 
 
-def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits) -> float:
-    """The run's CPU seconds, or :class:`_Stop` saying why it does not count."""
+# --- checking what was measured --------------------------------------------------------------
+
+
+def _atol_at(task: Task, reference: ReferenceOutputs, name: str, index: int) -> float:
+    """The tolerance a test run compares input ``index`` of set ``name`` with.
+
+    EvalPlus carries it along a set: ``task.atol``, else 1e-6 once an output made of
+    floats came before (every earlier one matched: the side passed its tests).
+    """
+    atol = float(task.atol or 0)
+    if atol == 0 and any(line.get("fl") for line in reference.lines
+                         if line["set"] == name and int(line["i"]) < index):
+        return 1e-6
+    return atol
+
+
+def _written_lines(outcome: RunOutcome) -> list[str] | str:
+    """The lines of a measured run's outputs, or why they are not the ones it wrote.
+
+    The run's result (which only the harness can write: it carries the nonce) holds the
+    SHA-256 of what it wrote; a file the code rewrote or added to does not match it.
+    """
+    text, result = outcome.outputs, outcome.result or {}
+    if text is None or outcome.outputs_over_cap:
+        return "measured outputs did not come back"
+    written = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if written != result.get("outputs_sha256"):
+        return "measured outputs are not what its run wrote (the outputs file was changed)"
+    return list(raw_lines(text))
+
+
+def measured_outputs_problem(task: Task, reference: ReferenceOutputs,
+                             chosen: Sequence[tuple[str, int, Any]], outcome: RunOutcome
+                             ) -> str | None:
+    """What is wrong with the outputs of a side's measured run, if anything.
+
+    The cost runner writes, per input, each different output once (up to
+    :data:`DISTINCT_OUTPUTS`; ``child/_pj_perf.py``); each is compared with the
+    reference's output for that input, by the test runs' own rule
+    (:func:`~prefjudge.sandbox.compare.check_output`, EvalPlus's tolerances and oracles).
+
+    Args:
+        task: The task.
+        reference: Its reference outputs.
+        chosen: The inputs measured, as ``(set, index, input)``, in the run's order
+            (base inputs first, each set in order).
+        outcome: The side's measured run, which said ``ran``.
+
+    Returns:
+        None when every output of every round matched; else ``measured outputs differ
+        from the reference on N of M inputs (the first difference)``, or why its outputs
+        could not be read or were not all compared.
+    """
+    lines = _written_lines(outcome)
+    if isinstance(lines, str):
+        return lines
+    slots: dict[tuple[str, int], int] = {}  # (set, index among the run's) -> slot
+    taken = dict.fromkeys(INPUT_SETS, 0)
+    for slot, (name, _, _) in enumerate(chosen):
+        slots[(name, taken[name])] = slot
+        taken[name] += 1
+    wants = {(line["set"], int(line["i"])): line for line in reference.lines}
+    seen: set[int] = set()
+    differ: dict[int, str] = {}
+    for raw in lines:
+        line = parse_line(raw) if len(raw) <= EVALPLUS_LINE_MAX else None
+        key = (line.get("set"), line.get("i")) if isinstance(line, dict) else None
+        slot = slots.get(key) if isinstance(key, tuple) and isinstance(key[1], int) else None
+        if slot is None:
+            return "measured outputs could not be read (a line is out of place)"
+        seen.add(slot)
+        detail = _measured_difference(task, reference, chosen[slot], line, wants)
+        if detail is not None:
+            differ.setdefault(slot, detail)
+    if len(seen) < len(chosen):
+        return (f"measured outputs could not be read ({len(chosen) - len(seen)} of "
+                f"{len(chosen)} inputs have none)")
+    if not differ:
+        return _varied(outcome, len(chosen))
+    return (f"measured outputs differ from the reference on {len(differ)} of {len(chosen)} "
+            f"inputs ({gist(differ[min(differ)])})")
+
+
+def _varied(outcome: RunOutcome, count: int) -> str | None:
+    """Why a run whose written outputs all matched still makes no claim, if it does not.
+
+    Beyond :data:`DISTINCT_OUTPUTS` different outputs of one input the runner writes no
+    more of them (``outputs_varied``: how many inputs had more): those were not compared.
+    """
+    varied = str((outcome.result or {}).get("outputs_varied", "0"))
+    if varied == "0":
+        return None
+    return (f"measured outputs took more different values than are compared (on "
+            f"{gist(varied, 20)} of {count} inputs)")
+
+
+def _measured_difference(task: Task, reference: ReferenceOutputs,
+                         where: tuple[str, int, Any], line: dict[str, Any],
+                         wants: dict[tuple[str, int], dict[str, Any]]) -> str | None:
+    """How one measured output differs from the reference's (None: it matches)."""
+    name, index, inp = where
+    try:
+        got = _output_line(line, line["set"], line["i"])
+        if "raised" in got or "timeout" in got:
+            return f"{name} input #{index}: the run says the call did not return"
+        atol = _atol_at(task, reference, name, index)
+        _, detail = _compare_one(task, (name, index, inp), got, wants[(name, index)], atol)
+    except (SpoiledOutputs, ValueError, KeyError, TypeError, RecursionError) as exc:
+        detail = f"{name} input #{index}: the output could not be read ({exc})"
+    return detail
+
+
+def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits,
+            chosen: Sequence[tuple[str, int, Any]] = ()) -> float:
+    """The run's CPU seconds, or :class:`_Stop` saying why it does not count.
+
+    A side's run that did not finish (it raised, ran out of time, or said ``error``: a
+    module it imports only when measured) is the side's doing, never an error: its test
+    run passed in the same environment. ``chosen``: the inputs measured, to name them as
+    the task numbers them.
+    """
     who = "the baseline run" if side == "baseline" else f"{side}'s measurement run"
     blame: Outcome = "error" if side == "baseline" else "insufficient"
     if outcome.setup_error:
@@ -226,13 +405,36 @@ def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits) -> float:
         raise _Stop(blame, f"{who} flooded its output")
     status = (outcome.result or {}).get("status")
     if status != "ran":
-        if status == "error":
-            raise _Stop("error", f"{who} could not run: {outcome.result['detail'][:200]}")
-        detail = (outcome.result or {}).get("detail") or "it ended before its rounds finished"
-        raise _Stop(blame, f"{who} did not finish: {str(detail).strip()[:200]}")
+        detail = str((outcome.result or {}).get("detail") or
+                     "it ended before its rounds finished")
+        if side == "baseline":
+            verb = "could not run" if status == "error" else "did not finish"
+            raise _Stop("error", f"{who} {verb}: {gist(detail)}")
+        raise _Stop(blame, f"{who} did not finish ({gist(_numbered(detail, chosen))}): no "
+                    "efficiency claim")
     if outcome.cpu_s is None:
         raise _Stop("error", f"{who}: the sandbox reported no CPU time")
     return outcome.cpu_s
+
+
+_ROUND_HEAD = re.compile(r"round (\d+): (base|plus) input #(\d+) ")
+
+
+def _numbered(detail: str, chosen: Sequence[tuple[str, int, Any]]) -> str:
+    """A run's problem with its input named by the task's number, not the run's.
+
+    The cost runner calls the chosen inputs only, so it numbers them from 0 in each set;
+    the head of its detail (``round N: plus input #K ``) is the runner's own words.
+    """
+    head = _ROUND_HEAD.match(detail)
+    if head is None:
+        return detail
+    name, local = head.group(2), int(head.group(3))
+    indices = [index for each, index, _ in chosen if each == name]
+    if local >= len(indices):
+        return detail
+    return (f"round {head.group(1)}: {name} input #{indices[local]} "
+            + detail[head.end():])
 
 
 def _probe(meter: _Meter, rounds: int) -> dict[str, float]:
@@ -289,6 +491,19 @@ def _p_value(a: Sequence[float], b: Sequence[float]) -> float:
     from scipy.stats import mannwhitneyu
 
     return float(mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue)
+
+
+def gist(text: str, size: int = GIST_CHARS) -> str:
+    """``text`` on one line, its start and its end when longer than ``size`` characters.
+
+    A problem's detail begins with where it happened and ends with what happened (the
+    exception, the expected and the actual output): a fact keeps both.
+    """
+    line = " ".join(text.split())
+    if len(line) <= size:
+        return line
+    half = (size - 5) // 2
+    return f"{line[:half]} ... {line[-half:]}"
 
 
 def _seconds(value: float) -> str:
@@ -433,10 +648,9 @@ def compare_efficiency(
         return EfficiencyDecision("error", f"the reference solution could not run: {exc}")
     if isinstance(reference, FuncResult):
         return EfficiencyDecision("error", f"the reference solution: {reference.detail[:300]}")
-    chosen = heaviest_inputs(task, reference, max_inputs)
+    chosen = in_run_order(heaviest_inputs(task, reference, max_inputs))
     names = tuple(f"{name} #{index}" for name, index, _ in chosen)
-    meter = _Meter(task, codes, [inp for _, _, inp in chosen], warm_imports(code_a, code_b),
-                   run, limits)
+    meter = _Meter(task, codes, chosen, reference, warm_imports(code_a, code_b), run, limits)
     samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
     rounds, probes = 0, []
     order = random.Random(seed)

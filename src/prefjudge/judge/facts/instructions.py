@@ -2,18 +2,26 @@
 
 Both responses are checked against the instructions they were asked to follow (pairs
 joined from generations of augmented tasks carry them) with the same verifiers as
-``prefjudge score``. The response that follows more of them is better; equal counts are a
-tie. A check that could not run (status ``error``) on either side leaves that instruction
-out of the count, and the fact says so; when every instruction is left out the fact is an
-``error``. A pair without instructions is ``insufficient``.
+``prefjudge score``, under the judge's verification profile (``--profile``; by default
+``strict``, :data:`~prefjudge.scoring.profiles.JUDGE_PROFILE`: ``# noqa`` comments and
+isort action comments silence nothing). The code-level instructions read the code the
+tests run (:func:`~prefjudge.judge.facts.correctness.response_code`), never another block
+of the response; response-level ones (doc_4, doc_6) read the whole response. The response
+that follows more of them is better; equal counts are a tie. A check that could not run
+(status ``error``) on either side leaves that instruction out of the count, and the fact
+says so; when every instruction is left out the fact is an ``error``. A pair without
+instructions is ``insufficient``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prefjudge.judge.facts.correctness import response_code
 from prefjudge.records import CheckResult, Fact, Pair
+from prefjudge.scoring.profiles import JUDGE_PROFILE
 from prefjudge.scoring.verify import verify_batch
+from prefjudge.scoring.verify.engine import Item
 
 
 def instruction_fact(checks_a: Sequence[CheckResult], checks_b: Sequence[CheckResult]) -> Fact:
@@ -52,23 +60,26 @@ def instruction_fact(checks_a: Sequence[CheckResult], checks_b: Sequence[CheckRe
                 f"{note}; {'A' if winner == 'B' else 'B'} misses {', '.join(missed) or 'more'}")
 
 
-def instruction_facts(pairs: Sequence[Pair]) -> list[Fact]:
+def instruction_facts(pairs: Sequence[Pair], profile: str = JUDGE_PROFILE) -> list[Fact]:
     """Check both responses of every pair against its instructions (Ruff batched).
 
     Args:
         pairs: The pairs; those without ``instructions`` get an ``insufficient`` fact.
+        profile: The verification profile (``strict`` or ``reference``).
 
     Returns:
         One fact per pair, in order.
     """
-    items = []
+    items: list[Item] = []
     where: dict[int, int] = {}
     for index, pair in enumerate(pairs):
         if pair.instructions:
             where[index] = len(items)
-            items += [(pair.response_a, pair.instructions, pair.response_a_is_code),
-                      (pair.response_b, pair.instructions, pair.response_b_is_code)]
-    results = verify_batch(items) if items else []
+            items += [(pair.response_a, pair.instructions, pair.response_a_is_code,
+                       response_code(pair, "A")),
+                      (pair.response_b, pair.instructions, pair.response_b_is_code,
+                       response_code(pair, "B"))]
+    results = verify_batch(items, profile=profile) if items else []
     facts = []
     for index, _pair in enumerate(pairs):
         if index not in where:

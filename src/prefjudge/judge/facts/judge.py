@@ -13,6 +13,10 @@ count as a battle.
 The criterion of a pair is, in this order: ``--criterion`` (:attr:`JudgeSettings.criterion`),
 the pair's own ``criterion`` (CodePrefBench: its split), else :data:`DEFAULT_ORDER`.
 
+Instruction facts are checked under a verification profile (:attr:`EvidenceSettings.profile`,
+``--profile``): ``strict`` unless told otherwise, so that a response cannot silence the check
+it breaks (``# noqa``, ``# ruff: noqa``, ``# isort: skip_file``).
+
 ``hybrid`` runs ``evidence`` and sends the pairs it leaves undecided (tie, no facts, or an
 error) to the model-based method :attr:`JudgeSettings.fallback` (CriterAlign by default),
 with every fact given to the judge as evidence; ``decided_by`` says which path decided
@@ -22,13 +26,14 @@ each verdict, and the evidence-decided verdicts cost no model call.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from prefjudge.backends import Backend
 from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
 from prefjudge.judge.facts.kinds import KIND_RUNNERS, EvidenceRun
 from prefjudge.records import NO_EVIDENCE, SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
+from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
 
 KINDS: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
 DEFAULT_ORDER: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
@@ -37,6 +42,30 @@ its instructions, then its cost, then its security findings."""
 
 EVIDENCE_MODEL = "prefjudge-evidence"
 """``judge_model`` of verdicts no model took part in."""
+
+
+@dataclass
+class EvidenceSettings(JudgeSettings):
+    """The settings of the methods that find facts (``evidence``, ``hybrid``).
+
+    Attributes:
+        profile: Verification profile of the instruction checks (``--profile``):
+            ``strict`` (:data:`~prefjudge.scoring.profiles.JUDGE_PROFILE`) or ``reference``.
+    """
+
+    profile: str = JUDGE_PROFILE
+
+
+def evidence_profile(settings: JudgeSettings) -> str:
+    """The verification profile facts are found under (strict for plain settings).
+
+    Args:
+        settings: The judge settings.
+
+    Returns:
+        A profile name.
+    """
+    return settings.profile if isinstance(settings, EvidenceSettings) else JUDGE_PROFILE
 
 
 class CriterionError(ValueError):
@@ -106,7 +135,8 @@ class EvidenceJudge(JudgeMethod):
         super().__init__(backend, settings, ledger)  # type: ignore[arg-type]
         if settings.criterion:
             parse_criterion(settings.criterion)  # fail before any work
-        self.run = run if run is not None else EvidenceRun(settings.tests)
+        profile = get_profile(evidence_profile(settings)).name  # an unknown one fails here
+        self.run = run if run is not None else EvidenceRun(settings.tests, profile=profile)
 
     def close(self) -> None:
         """Stop the sandbox zygotes kept across chunks."""

@@ -1,8 +1,9 @@
 """Each kind of evidence as one function over a chunk of pairs, and what they share.
 
 :class:`EvidenceRun` holds what the kinds share across chunks: the tasks whose tests and
-inputs are run, the sandbox limits and the zygotes runs are forked from (started on first
-use, stopped by :meth:`EvidenceRun.close`). :data:`KIND_RUNNERS` maps each kind to a
+inputs are run, the sandbox limits, the verification profile of the instruction checks and
+the zygotes runs are forked from (started on first use, stopped by
+:meth:`EvidenceRun.close`). :data:`KIND_RUNNERS` maps each kind to a
 function ``(run, pairs) -> facts``, one fact per pair, in order.
 """
 
@@ -19,6 +20,7 @@ from prefjudge.records import Fact, Pair, Task
 from prefjudge.sandbox import SandboxLimits, resolve_isolation
 from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.sandbox.zygote import ZygotePool, zygote_default
+from prefjudge.scoring.profiles import JUDGE_PROFILE
 
 
 @dataclass
@@ -31,12 +33,14 @@ class EvidenceRun:
         correctness: Correctness facts already found, by pair id (efficiency needs both
             responses to pass first).
         workers: Sandboxed test runs at once (None: the CPU count; a Ray shard: its CPUs).
+        profile: Verification profile of the instruction checks (``--profile``).
     """
 
     tasks: Mapping[str, Task]
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     correctness: dict[str, Fact] = field(default_factory=dict)
     workers: int | None = None
+    profile: str = JUDGE_PROFILE
     _pool: ZygotePool | None = None
     _pool_tried: bool = False
 
@@ -69,9 +73,8 @@ def run_correctness(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
 
 
 def run_instructions(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
-    """Instruction-following facts of a chunk."""
-    del run
-    return instruction_facts(pairs)
+    """Instruction-following facts of a chunk, checked under the run's profile."""
+    return instruction_facts(pairs, run.profile)
 
 
 def run_security(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:

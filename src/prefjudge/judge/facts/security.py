@@ -1,12 +1,21 @@
 """Security evidence: bandit's findings in both responses, weighted by severity and confidence.
 
-Each response's code (the last fenced Python block, else the whole response; see
-:func:`~prefjudge.scoring.verify.extract.last_python_block`; a response that is code as a
-whole, a sample file's ``solution``, as it is) is written to a temporary file
-and analysed by bandit (:data:`BANDIT_PIN`), run as a subprocess of the same Python
+Each response's code is the code its tests run: for a pair,
+:func:`~prefjudge.judge.facts.correctness.response_code` (the function the correctness and
+efficiency facts run code from); for a response given alone,
+:func:`~prefjudge.scoring.verify.extract.code_of` as that function calls it (a response
+that is code as a whole, a sample file's ``solution``, as it is). A usage example after
+the tested block is never what is analysed. The code is written to a temporary file and
+analysed by bandit (:data:`BANDIT_PIN`), run as a subprocess of the same Python
 (``python -m bandit``) over many files at once; the code is parsed, never executed. Bandit
 runs with its default tests, ``--ignore-nosec`` (a response cannot silence a finding with a
 ``# nosec`` comment) and no configuration file.
+
+Beside bandit's findings stand those of :func:`unresolved_findings` (rules ``PJ001`` to
+``PJ004``, :data:`UNRESOLVED_PASS`): a call bandit cannot resolve (a dynamic import of
+``os``, ``getattr(subprocess, ...)``, ``sys.modules['pickle']``, a module passed on under
+another name) has no bandit finding, so hiding a call that way would lower a response's
+risk; each such way counts against the response, as heavy as the worst call on that module.
 
 A finding weighs ``severity × confidence`` with ``LOW, MEDIUM, HIGH = 1, 3, 9`` for both
 (:data:`RANK_WEIGHTS`; a fixed scale, nothing fitted to data), and a response's ``risk`` is
@@ -57,8 +66,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prefjudge.judge.facts.correctness import response_code
 from prefjudge.records import Fact, Pair
-from prefjudge.scoring.verify.extract import last_python_block
+from prefjudge.scoring.verify.extract import code_of
 
 BANDIT_PIN = "1.9.4"
 """The bandit version prefjudge is pinned to (pyproject); reports record the one used."""
@@ -86,15 +96,15 @@ Outcome = Literal["A", "B", "tie", "error"]
 
 
 class SecurityFinding(BaseModel):
-    """One bandit finding.
+    """One finding: bandit's, or of the pass over calls bandit cannot resolve.
 
     Attributes:
-        rule: Bandit test id (``B602``).
-        name: Bandit test name (``subprocess_popen_with_shell_equals_true``).
+        rule: Bandit test id (``B602``), or ``PJ001``-``PJ004`` (:func:`unresolved_findings`).
+        name: Test name (``subprocess_popen_with_shell_equals_true``).
         severity: ``LOW``, ``MEDIUM`` or ``HIGH``.
         confidence: ``LOW``, ``MEDIUM`` or ``HIGH``.
         line: 1-based line in the analysed code (the extracted code, not the response).
-        message: Bandit's message.
+        message: What was found.
         cwe: CWE id bandit gives, if any.
     """
 
@@ -130,7 +140,7 @@ class SecurityReport(BaseModel):
             ``lines_analysed`` lines parse; the rest is unknown) or ``error`` (nothing
             could be analysed; ``reason`` says why).
         reason: Why the report is partial or an error (empty when ok).
-        findings: Bandit's findings, by line.
+        findings: Bandit's findings and :func:`unresolved_findings`, by line.
         risk: Sum of the findings' weights; None on error (never zero by default).
         lines: Lines of code extracted from the response.
         lines_analysed: Lines analysed (all of them when ok).
@@ -201,7 +211,7 @@ def security_findings(code: str) -> SecurityReport:
     """Analyse one response's code with bandit.
 
     Args:
-        code: A response (fenced Markdown or plain code).
+        code: A response (fenced Markdown, read as :func:`code_of` reads it; or plain code).
 
     Returns:
         Its report (``error`` with a reason when bandit fails or nothing parses).
@@ -227,7 +237,7 @@ def security_findings_batch(
     fails alone is an ``error``.
 
     Args:
-        codes: Responses (fenced Markdown or plain code).
+        codes: Responses (fenced Markdown, read as :func:`code_of` reads it, or code).
         whole: Per response, whether it is code as a whole (a sample file's ``solution``:
             analysed as it is, a fenced docstring example included); missing: False.
         chunk_size: Files per bandit run.
@@ -245,7 +255,7 @@ def security_findings_batch(
         why = f"bandit is not installed (pip install bandit=={BANDIT_PIN})"
         return [SecurityReport(version="unavailable", status="error", reason=why)
                 for _ in codes]
-    extracted = [code if index < len(whole) and whole[index] else last_python_block(code)
+    extracted = [code_of(code, is_code=index < len(whole) and whole[index])
                  for index, code in enumerate(codes)]
     prepared = [_prepare(code) for code in extracted]
     reports: dict[int, SecurityReport] = {}
@@ -297,6 +307,7 @@ class _Prepared:
         reason: Why the rest was left out (empty when nothing was).
         rest: The text left out.
         work: :func:`bandit_work` of ``text``.
+        unresolved: :func:`unresolved_findings` of ``text``.
     """
 
     text: str
@@ -305,6 +316,7 @@ class _Prepared:
     reason: str
     rest: str
     work: int
+    unresolved: tuple[SecurityFinding, ...] = ()
 
 
 def _prepare(code: str) -> _Prepared | str:
@@ -312,7 +324,8 @@ def _prepare(code: str) -> _Prepared | str:
     lines = code.splitlines(keepends=True)
     parsed = _parse(code)
     if isinstance(parsed, ast.Module):
-        return _Prepared(code, len(lines), len(lines), "", "", bandit_work(parsed))
+        return _Prepared(code, len(lines), len(lines), "", "", bandit_work(parsed),
+                         tuple(unresolved_findings(parsed)))
     if parsed[0] is None:  # not a syntax error (null bytes, nesting too deep)
         return parsed[1]
     first = parsed[1]
@@ -324,7 +337,7 @@ def _prepare(code: str) -> _Prepared | str:
             reason = (f"only lines 1-{keep} of {len(lines)} parse; the rest does not "
                       f"({first})")
             return _Prepared("".join(lines[:keep]), len(lines), keep, reason, rest,
-                             bandit_work(found))
+                             bandit_work(found), tuple(unresolved_findings(found)))
         if found[0] is None:
             return found[1]
         keep = min(keep - 1, found[0] - 1)
@@ -433,6 +446,203 @@ def _literal_arg(parent: ast.AST, child: ast.AST, inherited: bool) -> bool:
         return child is not parent.func
     return inherited and isinstance(parent, (ast.keyword, *_LITERALS))
 
+
+# -- calls bandit cannot resolve -----------------------------------------------------------------
+
+UNRESOLVED_PASS = "prefjudge-unresolved 1"
+"""The name and version of the AST pass whose findings stand beside bandit's (``PJ`` rules)."""
+
+_SHELL = ("HIGH", "HIGH", "starts processes and shells")
+_DESERIALISE = ("MEDIUM", "HIGH", "deserialises data into objects")
+_ANY_CODE = ("HIGH", "HIGH", "reaches code of any kind")
+DANGEROUS_MODULES: dict[str, tuple[str, str, str]] = {
+    **dict.fromkeys(("os", "posix", "nt", "subprocess", "pty", "commands", "popen2"), _SHELL),
+    **dict.fromkeys(("pickle", "cPickle", "_pickle", "dill", "marshal", "shelve",
+                     "jsonpickle"), _DESERIALISE),
+    **dict.fromkeys(("builtins", "__builtin__", "importlib", "ctypes"), _ANY_CODE),
+}
+"""Modules whose calls bandit checks only when it sees them by name: per module, the
+severity and confidence of the heaviest finding bandit gives such a call (B602/B605 for a
+shell, B301/B302 for deserialising; ``builtins``, ``importlib`` and ``ctypes`` reach any
+code) and what it does."""
+UNKNOWN_MODULE = ("HIGH", "MEDIUM", "may be any module")
+"""Severity and confidence of a module whose name is computed (it may be any of them)."""
+IMPORT_FUNCTIONS = frozenset({"__import__", "importlib.import_module", "importlib.__import__",
+                              "builtins.__import__"})
+"""Functions that import a module named by a value."""
+_UNRESOLVED_RULES = {
+    "PJ001": "unresolved_dynamic_import",
+    "PJ002": "unresolved_getattr_on_module",
+    "PJ003": "unresolved_module_lookup",
+    "PJ004": "unresolved_module_alias",
+}
+
+
+def unresolved_findings(tree: ast.Module) -> list[SecurityFinding]:
+    """Findings of the calls bandit cannot resolve, which count against the code.
+
+    Bandit checks a call of ``os.popen`` or ``pickle.loads`` only when it sees the module by
+    name: reached another way, the call has no finding, so hiding it would lower a
+    response's risk. Each way of reaching a module of :data:`DANGEROUS_MODULES` unseen is a
+    finding weighing what bandit would give the worst call on it (a computed module name,
+    :data:`UNKNOWN_MODULE`):
+
+    - ``PJ001``: a dynamic import (``__import__('os')``, ``importlib.import_module(name)``,
+      also through another name for the import function);
+    - ``PJ002``: ``getattr`` on such a module (``getattr(os, 'system')``);
+    - ``PJ003``: a lookup in a module table (``sys.modules['os']``, ``vars(os)[...]``,
+      ``os.__dict__[...]``);
+    - ``PJ004``: the module passed on as a value (``sp = subprocess``, ``run(os)``), or one
+      of its functions given a new name (``p = os.popen``; not its upper-case constants).
+
+    The code is parsed, never run; names bound anywhere in the code count everywhere.
+
+    Args:
+        tree: Parsed code.
+
+    Returns:
+        The findings, by line.
+    """
+    names = _bindings(tree)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = [finding for node in ast.walk(tree)
+             if (finding := _unresolved(node, names, parents)) is not None]
+    return sorted(found, key=lambda f: (f.line, f.rule))
+
+
+def _bindings(tree: ast.Module) -> dict[str, str]:
+    """Names bound to modules or import functions: by imports, then by plain assignments."""
+    names = {"__builtins__": "builtins"}
+    assigns: list[tuple[str, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((a.asname or a.name.split(".")[0], a.name if a.asname else
+                          a.name.split(".")[0]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.update((a.asname or a.name, f"{node.module}.{a.name}") for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            assigns += [(t.id, node.value) for t in targets if isinstance(t, ast.Name)]
+    for _ in range(len(assigns)):  # follow chains of names (x = os; y = x)
+        changed = False
+        for name, value in assigns:
+            target = _dotted(value, names)
+            if target is not None and _is_reachable(target) and names.get(name) != target:
+                names[name], changed = target, True
+        if not changed:
+            break
+    return names
+
+
+def _is_reachable(target: str) -> bool:
+    """Whether a dotted name is a dangerous module or an import function."""
+    return target in DANGEROUS_MODULES or target in IMPORT_FUNCTIONS
+
+
+def _dotted(node: ast.AST, names: dict[str, str]) -> str | None:
+    """``os.path`` for ``o.path`` after ``import os as o``; None for anything but names."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(names.get(node.id, node.id))
+    return ".".join(reversed(parts))
+
+
+def _unresolved(node: ast.AST, names: dict[str, str],
+                parents: dict[ast.AST, ast.AST]) -> SecurityFinding | None:
+    """The finding of one node, if it reaches a dangerous module unseen."""
+    if isinstance(node, ast.Call):
+        called = _dotted(node.func, names)
+        if called in IMPORT_FUNCTIONS:
+            return _finding_of("PJ001", node, _imported(node), f"{called}() imports")
+        if called in ("getattr", "builtins.getattr") and node.args:
+            module = _module_of(node.args[0], names)
+            return _finding_of("PJ002", node, module, "getattr() reaches") if module else None
+    if isinstance(node, ast.Subscript):
+        return _lookup(node, names)
+    if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return _alias(node, names, parents.get(node))
+    return None
+
+
+def _alias(node: ast.Name | ast.Attribute, names: dict[str, str],
+           parent: ast.AST | None) -> SecurityFinding | None:
+    """``PJ004``: a module passed on as a value, or one of its functions given a new name."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    dotted = _dotted(node, names)
+    if dotted is None or not isinstance(root, ast.Name) or root.id not in names:
+        return None
+    module, _, attr = dotted.partition(".")
+    if not attr and isinstance(node, ast.Name) and _passed_on(node, parent):
+        return _finding_of("PJ004", node, module, "a value passed on reaches")
+    assigned = isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and (
+        parent.value is node)
+    if assigned and attr and "." not in attr and not attr.isupper():
+        return _finding_of("PJ004", node, module, f"a new name for {dotted} reaches")
+    return None
+
+
+def _imported(call: ast.Call) -> str:
+    """The module a dynamic import names (``""`` when it is computed)."""
+    given = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "name"), None)
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        return given.value.split(".")[0]
+    return ""
+
+
+def _module_of(node: ast.AST, names: dict[str, str]) -> str | None:
+    """The dangerous module an expression is (by name, or a dynamic import), else None."""
+    if isinstance(node, ast.Call) and _dotted(node.func, names) in IMPORT_FUNCTIONS:
+        module = _imported(node)
+        return module if module in DANGEROUS_MODULES or not module else None
+    dotted = _dotted(node, names)
+    return dotted if dotted in DANGEROUS_MODULES else None
+
+
+def _lookup(node: ast.Subscript, names: dict[str, str]) -> SecurityFinding | None:
+    """``sys.modules[...]``, ``vars(os)[...]`` or ``os.__dict__[...]`` (``PJ003``)."""
+    table = node.value
+    if _dotted(table, names) == "sys.modules":
+        key = node.slice
+        module = key.value.split(".")[0] if (isinstance(key, ast.Constant)
+                                             and isinstance(key.value, str)) else ""
+        return _finding_of("PJ003", node, module, "sys.modules reaches")
+    if isinstance(table, ast.Attribute) and table.attr == "__dict__":
+        module = _module_of(table.value, names)
+    elif (isinstance(table, ast.Call) and _dotted(table.func, names) == "vars"
+          and len(table.args) == 1):
+        module = _module_of(table.args[0], names)
+    else:
+        return None
+    return _finding_of("PJ003", node, module, "its table reaches") if module is not None else None
+
+
+def _passed_on(node: ast.Name, parent: ast.AST | None) -> bool:
+    """Whether a module's name is used other than for an attribute or an unresolved lookup."""
+    if isinstance(parent, ast.Attribute):
+        return False
+    return not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is node
+                and isinstance(parent.func, ast.Name) and parent.func.id in ("getattr", "vars"))
+
+
+def _finding_of(rule: str, node: ast.AST, module: str | None,
+                how: str) -> SecurityFinding | None:
+    """The finding of ``rule`` for ``module`` (``""``: computed); None for a harmless one."""
+    if module is None or (module and module not in DANGEROUS_MODULES):
+        return None
+    severity, confidence, does = DANGEROUS_MODULES[module] if module else UNKNOWN_MODULE
+    what = f"module {module!r}, which {does}" if module else "a module whose name is computed"
+    return SecurityFinding(
+        rule=rule, name=_UNRESOLVED_RULES[rule], severity=severity, confidence=confidence,
+        line=getattr(node, "lineno", 0),
+        message=f"{how} {what}, in a way bandit cannot resolve: its calls are not checked, "
+        "so the worst of them is counted")
 
 # -- running bandit ------------------------------------------------------------------------------
 
@@ -563,9 +773,8 @@ def _report(item: _Prepared, name: str, output: dict[str, Any], version: str) ->
     if not any(Path(str(key)).name == name for key in metrics):
         return SecurityReport(version=version, status="error", lines=item.lines,
                               reason="bandit did not report on this file")
-    findings = sorted(
-        (_finding(r) for r in output["results"] if Path(str(r.get("filename"))).name == name),
-        key=lambda f: (f.line, f.rule))
+    found = [_finding(r) for r in output["results"] if Path(str(r.get("filename"))).name == name]
+    findings = sorted([*found, *item.unresolved], key=lambda f: (f.line, f.rule))
     partial = item.analysed < item.lines
     return SecurityReport(
         version=version, status="partial" if partial else "ok", reason=item.reason,
@@ -724,16 +933,21 @@ def _decision(outcome: Outcome, fact: str, a: SecurityReport, b: SecurityReport
 def security_facts(pairs: Sequence[Pair]) -> list[Fact]:
     """The security fact of every pair, bandit batched over all responses.
 
+    Each side's code is the code its tests run
+    (:func:`~prefjudge.judge.facts.correctness.response_code`, the one function the
+    correctness and efficiency facts read it with).
+
     Args:
         pairs: The pairs.
 
     Returns:
         One ``security`` fact per pair, in order; ``detail`` holds both risks, statuses
-        and findings (``rule line severity/confidence``) and the bandit version.
+        and findings (``rule line severity/confidence``), the bandit version and the
+        unresolved-call pass (``unresolved``).
     """
     decisions = compare_security_batch(
-        [(p.response_a, p.response_b) for p in pairs],
-        whole=[flag for p in pairs for flag in (p.response_a_is_code, p.response_b_is_code)])
+        [(response_code(p, "A"), response_code(p, "B")) for p in pairs],
+        whole=[True] * (2 * len(pairs)))
     return [security_fact(decision) for decision in decisions]
 
 
@@ -741,7 +955,7 @@ def security_fact(decision: SecurityDecision) -> Fact:
     """A :class:`~prefjudge.records.Fact` of kind ``security`` from a decision."""
     a, b = decision.report_a, decision.report_b
     detail = {
-        "analyser": f"{a.analyser} {a.version}",
+        "analyser": f"{a.analyser} {a.version}", "unresolved": UNRESOLVED_PASS,
         "status_a": a.status, "status_b": b.status, "risk_a": a.risk, "risk_b": b.risk,
         "findings_a": [_short(f) for f in a.findings],
         "findings_b": [_short(f) for f in b.findings],

@@ -178,22 +178,81 @@ def compile_source(source: str, filename: str) -> Any:
     return compile(source, filename, "exec", dont_inherit=True)
 
 
-def missing_module(exc: BaseException) -> str | None:
-    """Name of a top-level module that is not installed, if ``exc`` is about one."""
-    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
-        return None
-    top = exc.name.split(".", 1)[0]
+# The one rule for what an exception makes of a run (every runner, both sandbox modes):
+# ``error`` belongs to the harness and the environment, and the only exception that is the
+# environment's is a library the benchmark itself declares (its ``libs``, what its tests,
+# reference solution or prompt import) that was not installed when the run began. Whatever
+# else the code does -- importing any module, installed or not, raising anything, exiting
+# -- is its own outcome: ``fail``.
+_UNAVAILABLE: frozenset[str] = frozenset()
+_MODULE_NAME = ImportError.__dict__["name"]  # the C slot: a subclass's property never runs
+
+
+def note_declared(libraries: Any) -> None:
+    """Remember which of the benchmark's declared libraries are not installed here.
+
+    Called by the harness before any untrusted code runs: what the code does to the
+    import system afterwards cannot make a declared library read as missing.
+
+    Args:
+        libraries: Top-level module names the task declares (the payload's ``libraries``).
+    """
+    global _UNAVAILABLE
+    names = libraries if isinstance(libraries, (list, tuple)) else ()
+    _UNAVAILABLE = frozenset(name for name in names
+                             if type(name) is str and name and not _installed(name))
+
+
+def _installed(top: str) -> bool:
     try:
-        installed = importlib.util.find_spec(top) is not None
+        return importlib.util.find_spec(top) is not None
     except (ImportError, ValueError):
-        installed = False
-    return None if installed else top
+        return False
+
+
+def declared_missing(name: Any) -> dict[str, str] | None:
+    """The ``error`` result when module ``name`` is a declared library not installed here.
+
+    Args:
+        name: A module name (``a.b``: its top-level ``a`` counts), as an exception or a
+            program's error output names it; anything not a string counts as no name.
+
+    Returns:
+        The environment's ``error`` result, or None: then a failure naming ``name`` is
+        the code's own (``fail``).
+    """
+    if type(name) is not str or not name:
+        return None
+    top = name.split(".", 1)[0]
+    if top not in _UNAVAILABLE:
+        return None
+    return {"status": "error", "detail": f"missing module {top!r} (not installed here; "
+            "the task declares it, so its tests cannot run)"}
+
+
+def environment_error(exc: BaseException) -> dict[str, str] | None:
+    """The ``error`` result when ``exc`` is about a declared library not installed here.
+
+    Only a ``ModuleNotFoundError`` naming such a library (:func:`declared_missing`);
+    any other exception, whoever raised it, is None (the code's own outcome).
+    """
+    if not isinstance(exc, ModuleNotFoundError):
+        return None
+    try:
+        name = _MODULE_NAME.__get__(exc)
+    except BaseException:
+        return None
+    return declared_missing(name)
 
 
 def describe_exception(exc: BaseException, keep_files: tuple[str, ...] = ()) -> str:
     """``Type: message`` plus the traceback frames that point into ``keep_files``."""
     lines = []
-    for frame in traceback.extract_tb(exc.__traceback__):
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except BaseException:
+        frames = []
+    for frame in frames:
         if not keep_files or frame.filename in keep_files:
             lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}')
             if frame.line:
@@ -209,10 +268,15 @@ def describe_exception(exc: BaseException, keep_files: tuple[str, ...] = ()) -> 
 def failure_from_exception(
     exc: BaseException, keep_files: tuple[str, ...], prefix: str = ""
 ) -> dict[str, str]:
-    """A result for an exception raised by the code or its tests."""
-    module = missing_module(exc)
-    if module is not None:
-        return {"status": "error", "detail": f"missing module {module!r} (not installed here)"}
+    """A result for an exception raised by the code or its tests.
+
+    ``error`` only by :func:`environment_error`; anything else is ``fail``, the code's
+    own outcome (a ``ModuleNotFoundError`` for a module the task does not declare, an
+    ``ImportError``, ``SystemExit``, ``KeyboardInterrupt``...).
+    """
+    found = environment_error(exc)
+    if found is not None:
+        return found
     if isinstance(exc, SystemExit):
         text = f"the code called exit({short_repr(exc.code)}) before the tests finished"
         return {"status": "fail", "detail": prefix + text}

@@ -5,7 +5,9 @@ input on stdin, and its stdout is appended to the outputs file. The expected out
 never in the sandbox: prefjudge compares them outside (``prefjudge.sandbox.compare``), as
 LiveCodeBench does, so a program that reads the harness, forges lines or kills its
 parent can only fail. The run stops at the first case that exits with an error, times
-out or floods its output (a forged early stop can only fail too).
+out or floods its output (a forged early stop can only fail too). A program that exits
+with an error fails, whatever it printed (a traceback for a module that is not
+installed included), unless the module is a library the task itself declares.
 """
 
 from __future__ import annotations
@@ -80,10 +82,12 @@ def _case_problem(
     if problem == "output":
         return {"status": "fail", "detail": f"case #{index}: output limit exceeded"}
     if code != 0:
-        missing = _MISSING.findall(stderr)
-        if missing and common.missing_module(ModuleNotFoundError(name=missing[-1])):
-            top = missing[-1].split(".")[0]
-            return {"status": "error", "detail": f"missing module {top!r} (not installed here)"}
+        # The program's own words: only a library the task declares, missing here since
+        # before the run, makes its failure the environment's (common.declared_missing).
+        for name in _MISSING.findall(stderr[-8192:]):
+            found = common.declared_missing(name)
+            if found is not None:
+                return found
         return {
             "status": "fail",
             "detail": common.truncate(

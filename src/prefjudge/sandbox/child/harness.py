@@ -60,10 +60,14 @@ def serve(payload: dict) -> None:
     """
     not_dumpable()
     writer = common.ResultWriter(payload["nonce"])
+    # Which libraries the task declares are missing, known before the code can run: a
+    # failure for want of one is the environment's (error); any other, the code's (fail).
+    common.note_declared(payload.get("libraries"))
     # Announce the start on the output pipe, which the code under test cannot rewrite.
     os.write(1, f"{STARTED_MARKER} {payload['nonce']}]\n".encode())
     module_name, function_name = RUNNERS[payload["format"]]
     runner = getattr(importlib.import_module(module_name), function_name)
+    del module_name, function_name  # a frame's locals must not say which runner this is
     if HERE in sys.path:
         sys.path.remove(HERE)
     # The harness's modules are not importable by name from the code under test.

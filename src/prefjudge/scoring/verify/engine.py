@@ -11,7 +11,10 @@ decides which code is extracted, whether ``# noqa`` counts, Ruff's target versio
 few instructions' verifiers):
 
 - code-level instructions look at :func:`~prefjudge.scoring.verify.extract.code_of` (the
-  profile's :func:`~prefjudge.scoring.verify.extract.extract_code`, or a sample's code whole); code
+  profile's :func:`~prefjudge.scoring.verify.extract.extract_code`, or a sample's code whole),
+  or at the code the caller gives (:data:`Item`: the evidence judge gives the code the
+  tests run), as :func:`~prefjudge.scoring.verify.extract.checked_code` reads it (strict:
+  isort action comments neutralised); code
   that does not parse fails them with a reason starting ``does not parse``. Ruff's parser
   decides for Ruff checks, Python's own parser for the checks written in Python. A Python
   check beside Ruff (library_2's ``df`` part) on code that Ruff parses but this Python
@@ -43,7 +46,7 @@ from prefjudge.scoring.verify.checks import (
     parse,
     parse_problem,
 )
-from prefjudge.scoring.verify.extract import code_of
+from prefjudge.scoring.verify.extract import checked_code, code_of
 from prefjudge.scoring.verify.plan import RuffCheck
 from prefjudge.scoring.verify.ruff_engine import RuffConfig, RuffOptions, RuffRunError
 from prefjudge.scoring.verify.runners import (
@@ -72,16 +75,24 @@ class RefLike(Protocol):
         """Its parameters (may be partial)."""
 
 
-Item = tuple[str, Sequence[RefLike]] | tuple[str, Sequence[RefLike], bool]
+Item = (tuple[str, Sequence[RefLike]] | tuple[str, Sequence[RefLike], bool]
+        | tuple[str, Sequence[RefLike], bool, str | None])
 """``(response text, instruction refs)``, or with a third element ``is_code``: True when the
 text is code as a whole (a sample file's ``solution``; see
 :func:`~prefjudge.scoring.verify.extract.code_of`), whose fenced docstring examples are
-part of it, never the code to check."""
+part of it, never the code to check; and a fourth, ``code``: the code the code-level
+instructions check, chosen by the caller (None: found in the text by the profile).
+Response-level instructions always read the text."""
 
 
 def item_is_code(item: Item) -> bool:
     """Whether an item's text is code as a whole (its third element; without one, no)."""
     return len(item) > 2 and bool(item[2])
+
+
+def item_code(item: Item) -> str | None:
+    """The code the caller chose for an item's code-level checks (its fourth element), or None."""
+    return item[3] if len(item) > 3 else None  # type: ignore[misc]
 
 
 @dataclass(slots=True)
@@ -91,6 +102,7 @@ class _Response:
     text: str
     profile: Profile
     is_code: bool = False
+    given: str | None = None
     _code: str | None = None
     _parsed: bool = False
     _tree: ast.Module | None = None
@@ -100,7 +112,10 @@ class _Response:
     @property
     def code(self) -> str:
         if self._code is None:
-            self._code = code_of(self.text, self.profile, is_code=self.is_code)
+            found = self.given
+            if found is None:
+                found = code_of(self.text, self.profile, is_code=self.is_code)
+            self._code = checked_code(found, self.profile)
         return self._code
 
     def encoding_problem(self) -> str | None:
@@ -199,7 +214,8 @@ def _verify(
     if not any(item[1] for item in items):
         return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
     taxonomy = taxonomy or load_taxonomy()
-    responses = [_Response(item[0], profile, item_is_code(item)) for item in items]
+    responses = [_Response(item[0], profile, item_is_code(item), item_code(item))
+                 for item in items]
     resolve = _Resolver(taxonomy, profile)
     rows: list[list[_Check | CheckResult]] = [
         [resolve(index, ref) for ref in item[1]] for index, item in enumerate(items)

@@ -2,7 +2,8 @@
 
 The reference profile reads the first fenced block of any language, as the SWE-IF
 reference does; the strict profile the last fenced Python block (see
-:mod:`prefjudge.scoring.profiles`).
+:mod:`prefjudge.scoring.profiles`). Under the strict profile the checks read that code with
+its isort action comments neutralised (:func:`checked_code`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3"})
 
 # A line that could open or close a fence: up to 3 spaces, 3+ backticks, an info string.
 _FENCE_LINE = re.compile(r"^( {0,3})(`{3,})([^`\n]*)$", re.MULTILINE)
+# An isort action comment's marker (``isort: skip_file``, ``isort:skip``, ``ruff: isort: off``).
+_ISORT_MARKER = re.compile(r"isort:", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,52 @@ def code_of(response: str, profile: str | Profile | None = None, *,
         Python source text.
     """
     return response if is_code else extract_code(response, profile)
+
+
+def checked_code(code: str, profile: str | Profile | None = None) -> str:
+    """The code as the profile's instruction checks read it.
+
+    Under a profile that does not honour isort action comments (strict), they are
+    neutralised (:func:`neutralise_isort_actions`); otherwise the code is returned as is.
+
+    Args:
+        code: The code to check (from :func:`code_of`, or given by the caller).
+        profile: Verification profile (name or object; the default profile for None).
+
+    Returns:
+        Python source text.
+    """
+    if get_profile(profile).honour_isort_actions:
+        return code
+    return neutralise_isort_actions(code)
+
+
+def neutralise_isort_actions(code: str) -> str:
+    """``code`` with every isort action comment turned into a plain comment.
+
+    Ruff exempts imports from its isort rules (I001, style_2) on ``# isort: skip_file``,
+    ``# isort: off``, ``# isort: skip``, ``# isort: split`` and their ``# ruff: isort:``
+    forms, even with ``--ignore-noqa``. Each ``isort:`` that follows a ``#`` on its line
+    (every comment does; a string holding ``#`` then ``isort:`` is changed too, which no
+    check reads) becomes ``isort-``: the same length, so line lengths and the positions of
+    findings do not change. The comment is then no pragma to Ruff either: E501 measures a
+    line that ends in it like any other (it leaves a trailing pragma comment out).
+
+    Args:
+        code: Python source text.
+
+    Returns:
+        The text, isort action comments neutralised.
+    """
+    if "isort" not in code.lower():
+        return code
+    lines = code.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        hash_at = line.find("#")
+        if hash_at >= 0 and _ISORT_MARKER.search(line, hash_at):
+            lines[index] = line[:hash_at] + _ISORT_MARKER.sub(
+                lambda found: found.group()[:-1] + "-", line[hash_at:])
+    return "".join(lines)
 
 
 # Three backticks, an optional word and newline, then the shortest text up to the next

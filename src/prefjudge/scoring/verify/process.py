@@ -36,9 +36,9 @@ from typing import Any, BinaryIO, NamedTuple
 
 from prefjudge.records import CheckResult
 from prefjudge.scoring.profiles import Profile, get_profile
-from prefjudge.scoring.verify.engine import Item, item_is_code
+from prefjudge.scoring.verify.engine import Item, item_code, item_is_code
 
-_PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool]
+_PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool, str | None]
 _PackedResult = tuple[str, dict[str, Any], str, str]
 
 
@@ -120,7 +120,7 @@ class VerifyProcess:
         self._reader.start()
 
     def submit(self, items: Sequence[Item]) -> PendingResults:
-        """Send ``(response text, instruction refs[, is_code])`` items to be verified.
+        """Send ``(response text, instruction refs[, is_code[, code]])`` items to be verified.
 
         Args:
             items: As for ``verify_batch``.
@@ -132,7 +132,8 @@ class VerifyProcess:
             VerifyProcessError: When the process is closed.
         """
         packed: list[_PackedItem] = [
-            (item[0], [(ref.id, ref.params) for ref in item[1]], item_is_code(item))
+            (item[0], [(ref.id, ref.params) for ref in item[1]], item_is_code(item),
+             item_code(item))
             for item in items
         ]
         message = pickle.dumps((packed, self.profile, self.workers),
@@ -257,7 +258,8 @@ def verify_packed(
     """Verify one batch of packed items and pack the results (what the process does).
 
     Args:
-        packed: ``(response text, [(instruction id, parameters), ...], is_code)`` per item.
+        packed: ``(response text, [(instruction id, parameters), ...], is_code, code)``
+            per item.
         profile: Verification profile name.
         workers: Ruff processes run in parallel.
 
@@ -266,8 +268,9 @@ def verify_packed(
     """
     from prefjudge.scoring.verify.engine import verify_batch
 
-    items: list[Item] = [(text, [_Ref(ident, params) for ident, params in refs], is_code)
-                         for text, refs, is_code in packed]
+    items: list[Item] = [
+        (text, [_Ref(ident, params) for ident, params in refs], is_code, code)
+        for text, refs, is_code, code in packed]
     results = verify_batch(items, workers=workers, profile=profile)
     return [[(check.id, check.params, check.status, check.reason) for check in row]
             for row in results]
