@@ -146,7 +146,13 @@ def test_a_run_that_times_out_in_base_stays_bounded() -> None:
     # whole run costs about two per-input limits, not one per input.
     result, outcome = measured_run(wrong_on(then=LOOP_ON_ALL))
     assert result.status == "timeout" and not outcome.timed_out, result
-    assert outcome.cpu_s is not None and 1.9 < outcome.cpu_s < 4.0, outcome.cpu_s
+    assert result.sets is not None  # both sets ran, each stopped by its first input's timer
+    assert {name: (s.status, s.failed) for name, s in result.sets.items()} == {
+        "base": ("timeout", [0]), "plus": ("timeout", [0])}, result.sets
+    # Two 1 s timers, not one per input. The lower bound only tells two timers from one:
+    # the CPU timer counts time the host steals from the VM, the kernel's usage does not,
+    # so under load the two timers read up to a few tenths under 2 s (1.89 seen).
+    assert outcome.cpu_s is not None and 1.5 < outcome.cpu_s < 4.0, outcome.cpu_s
 
 
 def test_a_crash_in_plus_after_base_failed_keeps_base_s_outcome() -> None:
