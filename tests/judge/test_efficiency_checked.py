@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from prefjudge.judge.facts.efficiency import (
 )
 from prefjudge.judge.pairs.formats import load_codeprefbench
 from prefjudge.records import Task
-from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_one
+from prefjudge.sandbox import SandboxLimits, run_one
 from prefjudge.sandbox.adapters import perf_payload
 from prefjudge.sandbox.compare import ReferenceOutputs
 from prefjudge.sandbox.isolation import IsolationPlan
@@ -91,17 +91,6 @@ def real_pair(shared_data: Path) -> tuple[str, str, Task]:
     pair = next(p for p in pairs if p.pair_id == PAIR_ID)
     tasks = load_tasks(shared_data / "benchmarks" / "evalplus" / "MbppPlus-v0.2.0.jsonl.gz")
     return pair.response_a, pair.response_b, tasks[pair.task_id]
-
-
-@pytest.fixture(scope="module")
-def plan() -> IsolationPlan:
-    return resolve_isolation()
-
-
-@pytest.fixture(scope="module")
-def pool(plan: IsolationPlan) -> Iterator[ZygotePool]:
-    with ZygotePool(plan) as zygotes:
-        yield zygotes
 
 
 def fresh(plan: IsolationPlan) -> Runner:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -28,7 +27,7 @@ from prefjudge.judge.facts.efficiency import (
 from prefjudge.judge.facts.kinds import EvidenceRun, run_efficiency
 from prefjudge.judge.pairs.formats import load_codeprefbench
 from prefjudge.records import Fact, FuncResult, Pair, Task
-from prefjudge.sandbox import SandboxLimits, resolve_isolation
+from prefjudge.sandbox import SandboxLimits
 from prefjudge.sandbox.adapters import perf_payload
 from prefjudge.sandbox.isolation import IsolationPlan
 from prefjudge.sandbox.zygote import ZygotePool
@@ -61,17 +60,6 @@ def real_pair(shared_data: Path) -> tuple[Pair, Task]:
     pair = next(p for p in pairs if p.pair_id == PAIR_ID)
     tasks = load_tasks(shared_data / "benchmarks" / "evalplus" / "MbppPlus-v0.2.0.jsonl.gz")
     return pair, tasks[pair.task_id]
-
-
-@pytest.fixture(scope="module")
-def plan() -> IsolationPlan:
-    return resolve_isolation()
-
-
-@pytest.fixture(scope="module")
-def pool(plan: IsolationPlan) -> Iterator[ZygotePool]:
-    with ZygotePool(plan) as zygotes:
-        yield zygotes
 
 
 def compare(task: Task, code_a: str, code_b: str, plan: IsolationPlan, pool: ZygotePool,

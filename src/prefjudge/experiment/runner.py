@@ -135,14 +135,15 @@ def plan_table(
     )
 
 
-def _merge(inputs: list[Path], output: Path, leave_out: bytes | None = None) -> tuple[int, int]:
+def _merge(inputs: list[Path], output: Path, *, leave_out_errors: bool = False
+           ) -> tuple[int, int]:
     """Concatenate JSONL files (in order) into ``output``, atomically.
 
     Args:
         inputs: The files (missing ones are skipped).
         output: The merged file.
-        leave_out: A line holding these bytes is parsed, and left out when its record's
-            ``status`` is ``error`` (a failed verdict is no battle).
+        leave_out_errors: Leave out the records whose ``status`` is ``error`` (a failed
+            verdict is no battle); only lines that mention ``"error"`` are parsed.
 
     Returns:
         The lines written and the lines left out.
@@ -157,7 +158,7 @@ def _merge(inputs: list[Path], output: Path, leave_out: bytes | None = None) -> 
                 for line in handle:
                     if not line.strip():
                         continue
-                    if leave_out is not None and leave_out in line and _is_error(line):
+                    if leave_out_errors and b'"error"' in line and _is_error(line):
                         dropped += 1
                         continue
                     out.write(line if line.endswith(b"\n") else line + b"\n")
@@ -433,7 +434,7 @@ def _run_stage(
         rounds = judge_in_rounds(stage.rounds, judge_pair, reporter)
         return {"rounds": rounds, "pairs_waiting": sum(waiting.values())}
     elif kind == "merge-battles":
-        lines, dropped = _merge(stage.inputs, stage.output, leave_out=b'"error"')
+        lines, dropped = _merge(stage.inputs, stage.output, leave_out_errors=True)
         failed = f" ({dropped} failed verdicts left out: errors, not battles)" if dropped else ""
         reporter.note(f"{lines} battles → {stage.output}{failed}")
     elif kind == "rank":
