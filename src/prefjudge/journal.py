@@ -456,17 +456,9 @@ class Journal(Generic[M]):
 
     def _revise(self) -> None:
         """Drop the records that ``revise`` says a changed input makes stale (see __init__)."""
-        drop = set(self.revise(dict(self.done))) if self.revise is not None else set()
-        drop &= self.done.keys()
-        if not drop:
-            return
-        kept = [item for key, item in self.done.items() if key not in drop]
-        text = "".join(record_line(item) + "\n" for item in kept)
-        _atomic_write(self.path, text)
-        self.done = {self.key(item): item for item in kept}
-        self._records = dict(self.done)
-        self.resumed = bool(self.done)
-        self.revised = len(drop)
+        if self.revise is not None:
+            self.revised = self.discard(self.revise(dict(self.done)))
+            self.resumed = bool(self.done)
 
     def _parse_line(self, raw: bytes, number: int) -> M:
         where = f"{self.path}:{number}"
@@ -581,6 +573,7 @@ class Journal(Generic[M]):
         drop = {k for k in keys if k in self._records}
         if not drop:
             return 0
+        was_open = self._fd is not None  # not yet while the journal is being opened
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -593,7 +586,8 @@ class Journal(Generic[M]):
         self._records = {self.key(item): item for item in kept}
         self._unkept = 0
         self.done = {k: v for k, v in self.done.items() if k not in drop}
-        self._fd = _open_append(self.path)
+        if was_open:
+            self._fd = _open_append(self.path)
         return len(drop)
 
     def records(self) -> list[M]:
