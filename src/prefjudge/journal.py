@@ -65,18 +65,19 @@ BINDING_SUFFIX = ".journal.json"
 LOCK_SUFFIX = ".lock"
 BACKUP_SUFFIX = ".bak"
 InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
-# How a record becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte for byte (one
-# encoder for every line; a record is a tree, so the check for cycles is left out).
-_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False)
+JSON_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False)
+"""How a record's JSON object becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte
+for byte, refusing NaN and infinities (one encoder for every line; a record is a tree, so the
+check for cycles is left out)."""
 
 
 def record_line(item: BaseModel) -> str:
     """A record's JSONL line (no newline): strict JSON, ``null`` for a non-finite number."""
     data = item.model_dump(mode="json")
     try:
-        return _LINE.encode(data)
+        return JSON_LINE.encode(data)
     except ValueError:  # NaN or an infinity somewhere: JSON has no such number
-        return _LINE.encode(finite_json(data))
+        return JSON_LINE.encode(finite_json(data))
 
 
 OUTPUT_CHOICE_HINT = "choose another -o"
@@ -533,24 +534,50 @@ class Journal(Generic[M]):
             JournalError: As in :meth:`write`; no record of ``items`` is written then, unless
                 the operating system failed part way (the records before are kept).
         """
+        keys = [self.key(item) for item in items]
+        self._append(keys, lambda: [record_line(item) for item in items],
+                     items if keep else None)
+
+    def write_lines(self, keyed_lines: Sequence[tuple[str, str]]) -> None:
+        """Append records already written as their lines, in one write, holding only keys.
+
+        For a caller that builds each record's line itself, faster than through the model:
+        each line must be what :func:`record_line` makes of a valid record whose key is
+        given (``prefjudge score`` checks its fast lines against that in its tests). As
+        :meth:`write_many` with ``keep=False``: :meth:`records` reads them back from the
+        file.
+
+        Args:
+            keyed_lines: ``(key, line)`` per record, in order (lines without newline).
+
+        Raises:
+            JournalError: As in :meth:`write_many`.
+        """
+        keys = [key for key, _ in keyed_lines]
+        self._append(keys, lambda: [line for _, line in keyed_lines], None)
+
+    def _append(self, keys: list[str], lines: Callable[[], list[str]],
+                items: Sequence[M] | None) -> None:
+        """Refuse a repeated key, then write the lines (``items``: the records to hold)."""
         if self._fd is None:
             raise RuntimeError("the journal is not open")
-        keys = [self.key(item) for item in items]
         seen: set[str] = set()
         for key in keys:
             if key in self._records or key in seen:
                 raise JournalError(f"{self.path}: a record for {key!r} is already there")
             seen.add(key)
         with deferred_interrupt():  # Ctrl-C lands between records, never inside one
-            text = "".join(record_line(item) + "\n" for item in items)
+            text = "".join(line + "\n" for line in lines())
             try:
                 _write_all(self._fd, text.encode("utf-8"))
             except OSError as exc:
                 raise self._write_failed(exc) from exc
-            for key, item in zip(keys, items, strict=True):
-                self._records[key] = item if keep else None
-            self._unkept += 0 if keep else len(items)
-            self._written += len(items)
+            if items is None:
+                self._records.update(dict.fromkeys(keys))
+                self._unkept += len(keys)
+            else:
+                self._records.update(zip(keys, items, strict=True))
+            self._written += len(keys)
 
     def _write_failed(self, exc: OSError) -> JournalError:
         reason = exc.strerror or str(exc)

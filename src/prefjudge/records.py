@@ -704,6 +704,8 @@ class Fact(BaseModel):
             analysis itself failed: never counted as a tie).
         fact: What was found, in words (the sentence a user reads).
         detail: Measurements behind it (statuses, timings, findings), as plain values.
+        source: Where it came from: ``""`` (judged here; not written) or the results it
+            was built on, side by side (``A: scores m1.jsonl; B: judged here``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -712,6 +714,7 @@ class Fact(BaseModel):
     outcome: FactOutcome
     fact: str
     detail: dict[str, Any] = Field(default_factory=dict)
+    source: str = Field(default="", exclude_if=lambda value: not value)
 
 
 class Criterion(BaseModel):

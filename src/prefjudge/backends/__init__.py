@@ -14,7 +14,9 @@ structured output), hands the whole list to ``backend.generate`` and gets one
             verdict = result.parsed if result.ok else None  # errors keep the raw text
 
 Backends: ``openai`` (:mod:`.openai_http`), ``vllm`` (:mod:`.vllm_inproc`) and ``embedded``
-(:mod:`.embedded`). Their heavy dependencies are imported only when a backend is created.
+(:mod:`.embedded`), each registered by name with its factory, extra and options
+(:mod:`.registry`, the built-ins in :mod:`.kinds`); a new kind registers itself the same
+way. Their heavy dependencies are imported only when a backend is created.
 
 ``backend.identity()`` says which model answers (kind, model id, endpoint, weights, output
 options); every cache key is built from it. The ``openai`` backend may send the requests of
@@ -26,38 +28,79 @@ written), e.g. to retry errors.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from prefjudge.backends.base import (
-    Backend,
-    BackendError,
-    Message,
-    NoModel,
-    Request,
-    Result,
-    Sampling,
-    Usage,
-    chat,
-)
-from prefjudge.backends.cache import CacheError, ResponseCache, default_cache_path
+from prefjudge.backends import kinds as _kinds  # noqa: F401 - registers the built-in kinds
 from prefjudge.backends.extras import missing_extra
+from prefjudge.backends.registry import (
+    BACKEND_KINDS,
+    BackendKindSpec,
+    Needs,
+    backend_kind,
+    backend_kinds,
+    register_backend,
+    unregister_backend,
+)
 
 if TYPE_CHECKING:
+    from prefjudge.backends.base import (
+        Backend,
+        BackendError,
+        Message,
+        NoModel,
+        Request,
+        Result,
+        Sampling,
+        Usage,
+        chat,
+    )
+    from prefjudge.backends.cache import CacheError, ResponseCache, default_cache_path
     from prefjudge.backends.config import BackendConfig
 
+_LAZY = {
+    **dict.fromkeys(
+        ("Backend", "BackendError", "Message", "NoModel", "Request", "Result", "Sampling",
+         "Usage", "chat"),
+        "prefjudge.backends.base",
+    ),
+    **dict.fromkeys(("CacheError", "ResponseCache", "default_cache_path"),
+                    "prefjudge.backends.cache"),
+}
+"""Names imported on first use, so that reading the registry (``--help``) costs no pydantic."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import the protocol's and the cache's names on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "BACKEND_KINDS",
     "Backend",
     "BackendError",
+    "BackendKindSpec",
+    "CacheError",
     "Message",
+    "Needs",
     "NoModel",
     "Request",
     "ResponseCache",
     "Result",
     "Sampling",
     "Usage",
+    "backend_kind",
+    "backend_kinds",
     "chat",
     "create_backend",
     "default_cache_path",
+    "register_backend",
+    "unregister_backend",
 ]
 
 
@@ -65,7 +108,8 @@ def create_backend(config: BackendConfig) -> Backend:
     """Build the backend a configuration names.
 
     Args:
-        config: Backend settings (from CLI flags and ``prefjudge.toml``).
+        config: Backend settings (from CLI flags and ``prefjudge.toml``); ``config.kind``
+            names a registered kind (:data:`BACKEND_KINDS`), whose factory builds it.
 
     Returns:
         A ready backend; close it (or use it as a context manager) when done.
@@ -75,6 +119,9 @@ def create_backend(config: BackendConfig) -> Backend:
             not installed (:func:`~prefjudge.backends.extras.missing_extra` says what to
             install), or the cache file is damaged.
     """
+    from prefjudge.backends.base import BackendError
+    from prefjudge.backends.cache import CacheError, ResponseCache
+
     missing = missing_extra(config.kind)
     if missing:  # one line saying what to install, never an ImportError traceback
         raise BackendError(missing)
@@ -82,49 +129,11 @@ def create_backend(config: BackendConfig) -> Backend:
         cache = None if config.no_cache else ResponseCache(config.cache_path())
     except CacheError as exc:  # a damaged cache file: one line naming it, never a traceback
         raise BackendError(str(exc)) from exc
+    spec = backend_kind(config.kind)
     try:
-        if config.kind == "openai":
-            from prefjudge.backends.openai_http import OpenAIBackend
-
-            if not config.model:
-                raise BackendError("the openai backend needs --model")
-            return OpenAIBackend(
-                model=config.model,
-                base_url=config.base_url,
-                api_key_env=config.api_key_env,
-                model_id=config.model_id,
-                endpoint_id=config.endpoint_id,
-                cache=cache,
-                max_concurrency=config.max_concurrency,
-                timeout=config.timeout,
-                max_retries=config.max_retries,
-                max_failure_streak=config.max_failure_streak,
-                max_output_retries=config.max_output_retries,
-                strict_schema=config.strict_schema,
-                extra_body=config.extra_body,
-            )
-        if config.kind == "vllm":
-            from prefjudge.backends.vllm_inproc import VllmBackend
-
-            if not config.model:
-                raise BackendError("the vllm backend needs --model (a model name or folder)")
-            return VllmBackend(
-                model=config.model,
-                engine_args=config.engine_args,
-                model_id=config.model_id,
-                cache=cache,
-                max_output_retries=config.max_output_retries,
-            )
-        if config.kind == "embedded":
-            from prefjudge.backends.embedded import EmbeddedBackend
-
-            return EmbeddedBackend(
-                checkpoint_dir=config.checkpoint_dir,
-                engine_args=config.engine_args,
-                cache=cache,
-                max_output_retries=config.max_output_retries,
-            )
-        raise BackendError(f"unknown backend {config.kind!r}")
+        if spec is None:
+            raise BackendError(f"unknown backend {config.kind!r}")
+        return spec.factory(config, cache)
     except BaseException:
         if cache is not None:
             cache.close()

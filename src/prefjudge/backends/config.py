@@ -5,7 +5,7 @@ Precedence, lowest first: built-in defaults, the ``[backend]`` table, the stage'
 
     # prefjudge.toml
     [backend]
-    kind = "openai"                      # openai | vllm | embedded
+    kind = "openai"                      # openai | vllm | embedded (a registered kind)
     base_url = "http://127.0.0.1:8000/v1"  # or a list: replicas of one model
     model = "Qwen/Qwen2.5-Coder-7B-Instruct"
     api_key_env = "OPENAI_API_KEY"       # the variable's name, never the key itself
@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from prefjudge.backends.registry import BACKEND_KINDS, literal_choices
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,7 +43,9 @@ else:  # pragma: no cover - Python 3.10
 if TYPE_CHECKING:
     from prefjudge.backends.base import Sampling
 
-BackendKind = Literal["openai", "vllm", "embedded"]
+BackendKind = Literal[tuple(BACKEND_KINDS)]  # type: ignore[valid-type]
+"""The built-in kinds' names (a snapshot of :data:`BACKEND_KINDS` when this module is
+imported; the configuration accepts every kind registered by the time it is checked)."""
 CONFIG_NAME = "prefjudge.toml"
 PATH_FIELDS = ("cache", "checkpoint_dir")
 
@@ -54,7 +59,8 @@ class BackendConfig(BaseModel):
 
     Attributes:
         kind: ``openai`` (any OpenAI-compatible HTTP endpoint), ``vllm`` (in-process
-            engine) or ``embedded`` (SmolLM2-135M via vLLM; chance-level judge).
+            engine), ``embedded`` (SmolLM2-135M via vLLM; chance-level judge), or another
+            kind of :data:`~prefjudge.backends.registry.BACKEND_KINDS`.
         model: Model name (openai), or model name/folder (vllm).
         base_url: Endpoint of an OpenAI-compatible server; None means OpenAI's. A list
             names replicas of one model (each request goes to the least-loaded one; a
@@ -91,7 +97,7 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: BackendKind = "openai"
+    kind: str = "openai"
     model: str | None = None
     base_url: str | list[str] | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -112,6 +118,15 @@ class BackendConfig(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=1024, ge=1)
     seed: int | None = None
+
+    @field_validator("kind", mode="plain")
+    @classmethod
+    def _registered(cls, value: Any) -> str:
+        """A registered kind; else the error pydantic gives a literal of the kinds."""
+        if isinstance(value, str) and value in BACKEND_KINDS:
+            return value
+        raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                  {"expected": literal_choices(BACKEND_KINDS)})
 
     @field_validator("base_url")
     @classmethod

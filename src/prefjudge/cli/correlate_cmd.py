@@ -7,47 +7,36 @@ calls :func:`~prefjudge.ranking.run.correlate_file` and prints its sweeps.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from prefjudge.cli import main
-from prefjudge.cli.display import rich_table
-from prefjudge.cli.display import stdout as stdout_console
 from prefjudge.cli.options import bootstrap_option, ci_seed_option, old_ci_seed_option
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.cli.runs import check_output
-from prefjudge.cli.streams import (
-    InputFile,
-    OutputFile,
-    is_stdout,
-    one_stdout,
-    shown,
-    write_output,
-)
-from prefjudge.ranking.reports import Sweep
-from prefjudge.ranking.run import CorrelateSettings, SettingsError, correlate_file
-from prefjudge.ranking.tables import BEST_MARK, correlation_tables
-from prefjudge.reporting import StageError
+from prefjudge.cli.runs import check_result_files, run_ranking_stage
+from prefjudge.cli.streams import InputFile, OutputFile, shown, write_output
 
-stderr = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
 
-
-def _usage_error(exc: SettingsError) -> click.UsageError:
-    if exc.option:
-        return click.BadParameter(str(exc), param_hint=exc.option)
-    return click.UsageError(str(exc))
+    from prefjudge.ranking.reports import Sweep
 
 
 def _best_in_green(cell: str) -> str:
     """A cell as rich markup; the best α of each type in bold green."""
+    from rich.markup import escape
+
+    from prefjudge.ranking.tables import BEST_MARK
+
     if cell.endswith(BEST_MARK):
         return f"[bold green]{escape(cell.removesuffix(BEST_MARK))}{BEST_MARK}[/]"
     return escape(cell)
 
 
 def _print_correlation(console: Console, sweep: Sweep) -> None:
+    from prefjudge.cli.display import rich_table
+    from prefjudge.ranking.tables import correlation_tables
+
     for table in correlation_tables(sweep):
         console.print(rich_table(table, console.width, markup=_best_in_green))
 
@@ -113,22 +102,20 @@ def correlate_command(
     Names are matched exactly, then through --aliases; unmatched models are listed on
     both sides. One of -o and --json may be - (stdout); the tables then print on stderr.
     """
+    from rich.console import Console
+
+    from prefjudge.cli.display import stdout as stdout_console
+    from prefjudge.ranking.run import CorrelateSettings, correlate_file
+
+    stderr = Console(stderr=True)
     settings = CorrelateSettings(
         scores=scores, elo=elo_path, model_col=model_col, elo_model_col=elo_model_col,
         func_col=func_col, if_cols=tuple(if_cols) or ("if",), elo_col=elo_col, aliases=aliases,
         step=step, n_resamples=bootstrap, seed=ci_seed, require_all=require_all,
         output=output, json_path=json_path, plot_path=plot_path, source_name=shown(scores),
     )
-    piped = one_stdout(**{"-o/--output": output, "--json": json_path})
-    for path, hint in ((output, "-o/--output"), (json_path, "--json"), (plot_path, "--plot")):
-        if not is_stdout(path):
-            check_output(path, hint)
-    try:
-        outcome = correlate_file(settings, ConsoleReporter(stderr))
-    except SettingsError as exc:
-        raise _usage_error(exc) from None
-    except StageError as exc:
-        raise click.ClickException(str(exc)) from None
+    piped = check_result_files(output, json_path, plot_path)
+    outcome = run_ranking_stage(correlate_file, settings, stderr)
     tables = stderr if piped else stdout_console  # stdout carries the file asked for
     for sweep in outcome.sweeps:
         _print_correlation(tables, sweep)

@@ -12,24 +12,25 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from prefjudge.scale.ray_engine import JUDGE_SHARD_SIZE, RaySettings
-from prefjudge.scale.score_engine import RayEngine
+from prefjudge.cli.defaults import JUDGE_SHARD_SIZE, RAY_DEFAULTS
+from prefjudge.cli.options import apply_options
 
 if TYPE_CHECKING:
     from prefjudge.scale.judge_engine import RayJudgeEngine
+    from prefjudge.scale.ray_engine import RaySettings
+    from prefjudge.scale.score_engine import RayEngine
 
 ENGINES = ("local", "ray")
 
 
 def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--engine``, ``--address``, ``--allow-degraded`` and the shard options."""
-    defaults = RaySettings()
     options = [
         click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
                      help="Where to score, and to find the facts of --method evidence|hybrid: "
                           "this machine, or a Ray cluster (pip install 'prefjudge[ray]'); "
                           "same records and verdicts either way."),
-        click.option("--address", default=defaults.address, show_default=True,
+        click.option("--address", default=RAY_DEFAULTS["address"], show_default=True,
                      help="Ray cluster (--engine ray): 'auto' (the cluster this machine "
                           "belongs to), ray://HOST:PORT, HOST:PORT of the head node, or "
                           "'local' (start Ray here)."),
@@ -38,23 +39,23 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "fallback (no network or filesystem isolation)."),
         click.option("--shard-size", type=click.IntRange(min=1), default=None,
                      help="--engine ray: generations per Ray task when scoring "
-                          f"[default: {defaults.shard_size}], pairs per Ray task when "
+                          f"[default: {RAY_DEFAULTS['shard_size']}], pairs per Ray task when "
                           f"judging [default: {JUDGE_SHARD_SIZE}]."),
         click.option("--shard-cpus", type=click.IntRange(min=1),
-                     default=defaults.cpus_per_shard, show_default=True,
+                     default=RAY_DEFAULTS["cpus_per_shard"], show_default=True,
                      help="--engine ray: CPUs (and parallel sandboxes) per shard."),
         click.option("--max-in-flight", type=click.IntRange(min=1), default=None,
                      help="--engine ray: most shards submitted at once "
                           "[default: every accepted slot plus one waiting per node]."),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return apply_options(command, options)
 
 
 def ray_settings(address: str, allow_degraded: bool, shard_size: int | None, shard_cpus: int,
                  max_in_flight: int | None) -> RaySettings:
     """The Ray engine's settings from the command's options (``shard_size``: generations)."""
+    from prefjudge.scale.ray_engine import RaySettings
+
     return RaySettings(address=address, allow_degraded=allow_degraded,
                        shard_size=shard_size or RaySettings().shard_size,
                        cpus_per_shard=shard_cpus, max_in_flight=max_in_flight)
@@ -66,6 +67,7 @@ def judging_engine(engine: str, address: str, allow_degraded: bool, shard_size: 
     if engine == "local":
         return None
     from prefjudge.scale.judge_engine import RayJudgeEngine  # the judge: only when asked
+    from prefjudge.scale.ray_engine import JUDGE_SHARD_SIZE
 
     return RayJudgeEngine(ray_settings(address, allow_degraded, None, shard_cpus,
                                        max_in_flight),
@@ -77,6 +79,8 @@ def scoring_engine(engine: str, address: str, allow_degraded: bool, shard_size: 
     """The engine ``score_file`` runs on: None for this machine, else the Ray engine."""
     if engine == "local":
         return None
+    from prefjudge.scale.score_engine import RayEngine
+
     return RayEngine(ray_settings(address, allow_degraded, shard_size, shard_cpus,
                                   max_in_flight))
 

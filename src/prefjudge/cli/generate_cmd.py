@@ -4,34 +4,33 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
-from rich.console import Console
 
-from prefjudge.backends import BackendError, create_backend
-from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import report_usage
+from prefjudge.cli.defaults import FRAMINGS
 from prefjudge.cli.options import backend_options
-from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import force_new_option
 from prefjudge.cli.streams import JOURNAL
 from prefjudge.reporting import StageError
-from prefjudge.testbed.generation import GenerateSettings, generate_file, read_augmented
-from prefjudge.testbed.protocols import (
-    FRAMINGS,
-    PROTOCOLS,
-    Framing,
-    ProtocolName,
-    SystemPrompt,
-    parse_k,
-)
 
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from prefjudge.backends import Backend
+    from prefjudge.backends.config import BackendConfig
+    from prefjudge.testbed.protocols import Framing, ProtocolName, SystemPrompt
+
+
+def create_backend(config: BackendConfig) -> Backend:
+    """:func:`prefjudge.backends.create_backend` (a module attribute, so tests can replace it)."""
+    from prefjudge.backends import create_backend as create
+
+    return create(config)
 
 
 def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int]:
+    from prefjudge.testbed.protocols import parse_k
+
     try:
         return parse_k(value)
     except ValueError as exc:
@@ -39,6 +38,8 @@ def _parse_k_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 
 
 def _parse_system_prompt(_ctx: click.Context, _param: click.Parameter, value: str) -> SystemPrompt:
+    from prefjudge.testbed.protocols import SystemPrompt
+
     try:
         return SystemPrompt.parse(value)
     except ValueError as exc:
@@ -137,10 +138,13 @@ def generate_command(
     (empty response and an ``error``), never dropped. The output is ready for
     ``prefjudge score``.
     """
+    from prefjudge.testbed.generation import GenerateSettings, read_augmented
+    from prefjudge.testbed.protocols import PROTOCOLS
+
     settings = GenerateSettings(
         augmented=augmented,
         output=Path(output),
-        protocols=PROTOCOLS if protocol == "both" else (cast(ProtocolName, protocol),),
+        protocols=PROTOCOLS if protocol == "both" else (cast("ProtocolName", protocol),),
         ks=tuple(ks),
         samples=samples,
         framing=framing,
@@ -154,6 +158,19 @@ def generate_command(
         tasks = read_augmented(settings.augmented, settings.ks)  # fails before any model
     except StageError as exc:
         raise click.ClickException(str(exc)) from exc
+    _generate(settings, backend_config, tasks)
+
+
+def _generate(settings: Any, backend_config: BackendConfig, tasks: Any) -> None:
+    """Open the model, generate, report its usage and close it (errors become click's)."""
+    from rich.console import Console
+
+    from prefjudge.backends import BackendError
+    from prefjudge.cli.display import report_usage
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.testbed.generation import generate_file
+
+    console = Console(stderr=True)
     started = time.monotonic()
     try:
         backend = create_backend(backend_config)

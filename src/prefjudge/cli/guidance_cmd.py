@@ -1,26 +1,27 @@
-"""``prefjudge guidance build`` and ``prefjudge guidance show``."""
+"""``prefjudge guidance build`` and ``prefjudge guidance show``.
+
+The judge's guidance modules load when a subcommand runs, not for ``--help``.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends import BackendError
-from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import backend_progress, report_usage, stdout
-from prefjudge.cli.judging import pairs_format_option, read_pair_inputs
+from prefjudge.cli.judging import pairs_format_option, read_pairs_or_fail
 from prefjudge.cli.options import backend_options
 from prefjudge.cli.runs import open_backend
 from prefjudge.cli.streams import OutputFile
-from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
-from prefjudge.judge.hpag import GuidanceBuildError, build_guidance, split_pairs
 from prefjudge.reporting import display_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prefjudge.backends.config import BackendConfig
 
 BUILD_MAX_TOKENS = 1024
 
@@ -86,8 +87,31 @@ def build(
     gets a rationale, and the rationales are distilled into global and per-category lessons
     for criterion generation, criterion judging and the final decision.
     """
+    from rich.console import Console
+
     console = Console(stderr=True)
-    pairs = read_pair_inputs((pairs_path,), (), fmt, skip_invalid, console).pairs
+    pairs = read_pairs_or_fail((pairs_path,), (), fmt, skip_invalid, console).pairs
+    train = _split_and_prepare(pairs, pairs_path, output, train_fraction, split_seed, console)
+    seed = backend_config.seed if backend_config.seed is not None else split_seed
+    sampling = backend_config.sampling(max_tokens=BUILD_MAX_TOKENS, seed=seed)
+    report = _build_with_backend(
+        backend_config, console, pairs, output, 2 * len(train),
+        source=pairs_path, train_fraction=train_fraction, seed=split_seed, sampling=sampling,
+        min_category=min_category,
+    )
+    _print_build(report, len(train), output, console)
+
+
+def _split_and_prepare(pairs: list[Any], pairs_path: str, output: Path, train_fraction: float,
+                       split_seed: int, console: Console) -> list[Any]:
+    """Split the pairs (said on ``console``) and create the output folder; the training share.
+
+    Raises:
+        click.ClickException: When the pairs cannot be split.
+        click.BadParameter: When ``-o`` cannot be created (now, not after the model calls).
+    """
+    from prefjudge.judge.hpag import split_pairs
+
     try:
         train, held = split_pairs(pairs, train_fraction, split_seed)
     except ValueError as exc:
@@ -102,28 +126,44 @@ def build(
         raise click.BadParameter(
             f"cannot create the folder {output} ({exc.strerror or exc})", param_hint="-o/--output"
         ) from None
-    seed = backend_config.seed if backend_config.seed is not None else split_seed
-    sampling = backend_config.sampling(max_tokens=BUILD_MAX_TOKENS, seed=seed)
+    return train
+
+
+def _build_with_backend(backend_config: BackendConfig, console: Console, pairs: list[Any],
+                        output: Path, calls: int, **arguments: Any) -> Any:
+    """Run :func:`prefjudge.judge.hpag.build_guidance` with the model; report its usage.
+
+    Args:
+        backend_config: The model that judges, explains and distils.
+        console: Where progress and the usage table go.
+        pairs: The labelled pairs.
+        output: The guidance folder.
+        calls: Model calls expected (the progress bar's length).
+        **arguments: ``build_guidance``'s other keyword arguments.
+    """
+    from prefjudge.backends import BackendError
+    from prefjudge.cli.display import backend_progress, report_usage
+    from prefjudge.judge.hpag import GuidanceBuildError, build_guidance
+
     backend = open_backend(backend_config)
     started = time.monotonic()
     try:
-        with backend_progress(console, 2 * len(train), "judge, rationale and distil calls") as cb:
-            report = build_guidance(
-                pairs,
-                backend,
-                output,
-                source=pairs_path,
-                train_fraction=train_fraction,
-                seed=split_seed,
-                sampling=sampling,
-                min_category=min_category,
-                on_result=cb,
-            )
+        with backend_progress(console, calls, "judge, rationale and distil calls") as cb:
+            return build_guidance(pairs, backend, output, on_result=cb, **arguments)
     except (GuidanceBuildError, BackendError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         report_usage(console, backend, started=started)
         backend.close()
+
+
+def _print_build(report: Any, train: int, output: Path, console: Console) -> None:
+    """Print the build's counts (stdout), its distillation warnings and what it wrote."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from prefjudge.cli.display import stdout
+
     counts = report.manifest["counts"]
     table = Table(title=f"guidance build: {escape(str(output))}", title_justify="left")
     for name in (
@@ -138,7 +178,7 @@ def build(
     ):
         table.add_column(name, justify="right")
     table.add_row(
-        str(len(train)),
+        str(train),
         str(counts["judged"]),
         str(counts["judge_errors"]),
         str(counts["agreements"]),
@@ -162,6 +202,8 @@ def show(folder: str) -> None:
     are printed as plain text (no markup, no highlighting, control characters escaped),
     whole, so that a 1 MiB lesson costs a fraction of a second.
     """
+    from prefjudge.judge.guidance import STAGES, GuidanceError, load_guidance
+
     try:
         loaded = load_guidance(folder)
     except GuidanceError as exc:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.table import Table
 
 from prefjudge.cli import main
-from prefjudge.cli.display import PipeConsole
-from prefjudge.io import dumps_json
-from prefjudge.records import InstructionSpec, ParamSpec
-from prefjudge.scoring.taxonomy import CATEGORIES, load_taxonomy
+from prefjudge.cli.defaults import INSTRUCTION_CATEGORIES
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from prefjudge.records import InstructionSpec, ParamSpec
 
 
 @main.command("instructions")
 @click.option(
     "--category",
-    type=click.Choice(CATEGORIES),
+    type=click.Choice(INSTRUCTION_CATEGORIES),
     default=None,
     help="Show only this category.",
 )
@@ -29,6 +32,10 @@ from prefjudge.scoring.taxonomy import CATEGORIES, load_taxonomy
 )
 def instructions(category: str | None, output_format: str) -> None:
     """List the 30 verifiable code instructions with their parameters and verifiers."""
+    from prefjudge.cli.display import PipeConsole
+    from prefjudge.io import dumps_json
+    from prefjudge.scoring.taxonomy import load_taxonomy
+
     groups = load_taxonomy().by_category(category)
     if output_format == "json":
         specs = [spec.model_dump(mode="json") for specs in groups.values() for spec in specs]
@@ -40,6 +47,8 @@ def instructions(category: str | None, output_format: str) -> None:
 
 
 def _category_table(category: str, specs: list[InstructionSpec]) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{category} ({len(specs)})", title_justify="left", show_lines=True)
     table.add_column("id", style="bold", no_wrap=True)
     table.add_column("instruction")

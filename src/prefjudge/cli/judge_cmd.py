@@ -1,26 +1,25 @@
-"""``prefjudge pair``, ``prefjudge judge`` and ``prefjudge judge-eval``."""
+"""``prefjudge pair``, ``prefjudge judge`` and ``prefjudge judge-eval``.
+
+The judge stage loads when a command runs, not when this module is imported: ``--help``
+and the listing import no model client, no pydantic records and no numeric library.
+"""
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import stdout
+from prefjudge.cli.defaults import DEFAULT_RESAMPLES, JUDGE_SAMPLING
 from prefjudge.cli.engine_options import check_judging_engine, engine_options, judging_engine
 from prefjudge.cli.judging import (
-    JUDGE_SAMPLING,
     METHOD_CHOICE,
+    figure_text,
+    interval_text,
     judge_option_values,
     judge_options,
     nothing_judged,
@@ -37,102 +36,16 @@ from prefjudge.cli.options import (
     renamed_option,
     source_options,
 )
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.cli.runs import check_output, force_new_option, open_backend
+from prefjudge.cli.pair_io import instruction_text, print_verdict, read_text_arg, write_verdict
+from prefjudge.cli.runs import check_output, force_new_option, open_backend, stderr_reporter
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
-from prefjudge.io import InputError, read_text
-from prefjudge.judge import method_traits
-from prefjudge.judge.run import (
-    JudgeFileSettings,
-    PairSettings,
-    judge_file,
-    judge_pair,
-    prepare_judge_file,
-    prepare_pair,
-)
-from prefjudge.records import Verdict
-from prefjudge.reporting import StageError, display_name
-from prefjudge.stats import DEFAULT_RESAMPLES
+from prefjudge.reporting import StageError
 
-SIDE_NAMES = {"A": "A", "B": "B", "tie": "tie", None: "—"}
+if TYPE_CHECKING:
+    from rich.console import Console
 
-
-def _read_text(source: str, what: str) -> str:
-    """Read a response (or instruction) file, or stdin for ``-``, as UTF-8 text.
-
-    Raises:
-        click.BadParameter: Naming ``what`` and the file, when it does not exist, cannot be
-            read, is not UTF-8 or is binary (holds NUL bytes).
-    """
-    if source == "-":
-        try:
-            return sys.stdin.read()
-        except UnicodeDecodeError as exc:
-            raise click.BadParameter(
-                f"stdin: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
-                f"{exc.start}); pass a text file",
-                param_hint=what,
-            ) from None
-    path = Path(source)
-    if not path.is_file():
-        raise click.BadParameter(f"{source}: no such file", param_hint=what)
-    try:
-        text = read_text(path)
-    except InputError as exc:
-        problem = "; ".join(str(issue) for issue in exc.issues)
-        raise click.BadParameter(f"{problem}; expected a text file", param_hint=what) from None
-    if "\x00" in text:
-        raise click.BadParameter(
-            f"{source}: a binary file (it holds NUL bytes); expected a text file", param_hint=what
-        )
-    return text
-
-
-_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
-
-
-def _print_verdict(verdict: Verdict, top: int, console: Console = stdout) -> None:
-    if verdict.status == "error":
-        console.print(f"[red]error[/red]: {escape(verdict.error or '')}")
-        return
-    name = {"A": "A wins", "B": "B wins", "tie": "tie"}[verdict.preferred or "tie"]
-    orders = ", ".join(f"{k}: {SIDE_NAMES[v]}" for k, v in verdict.orders.items())
-    how = "; ".join(filter(None, [verdict.method, orders]))
-    console.print(f"[bold]verdict: {name}[/bold]  ({how})")
-    for order, reason in verdict.reasons.items():
-        if order == "evidence":
-            continue  # the facts table below says it
-        if reason:
-            console.print(f"  reason ({order}): {escape(reason)}", soft_wrap=True)
-    shown = [c for c in verdict.criteria if c.criterion.id in verdict.decisive] or [
-        c for c in verdict.criteria if c.outcome in ("A", "B")
-    ]
-    if shown:
-        table = Table(title="decisive criteria", title_justify="left")
-        for column in ("id", "criterion", "outcome", "reason"):
-            table.add_column(column)
-        for cv in shown[:top]:
-            table.add_row(
-                cv.criterion.id,
-                escape(cv.criterion.text),
-                SIDE_NAMES[cv.outcome],
-                escape(cv.reason_forward),
-            )
-        console.print(table)
-    if verdict.inconsistency_rate is not None:
-        console.print(
-            f"criterion verdicts flipped by the order swap: {verdict.inconsistency_rate:.0%}"
-            f"; tied criteria refined: {verdict.refined}"
-        )
-    if verdict.facts:
-        table = Table(title=f"evidence (decided by: {verdict.decided_by})", title_justify="left")
-        for column in ("kind", "outcome", "fact"):
-            table.add_column(column)
-        for fact in verdict.facts:
-            table.add_row(fact.kind, fact.outcome, escape(fact.fact))
-        console.print(table)
-    for warning in verdict.warnings:
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+    from prefjudge.backends import Backend
+    from prefjudge.backends.config import BackendConfig
 
 
 @main.command("pair")
@@ -188,23 +101,14 @@ def pair(
     """
     if response_a == "-" and response_b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
-    if instruction != "-" and Path(instruction).is_file():
-        text = _read_text(instruction, "--instruction")
-    elif not any(c.isspace() for c in instruction) and (
-        "/" in instruction or os.sep in instruction or _EXTENSION.search(instruction)
-    ):
-        raise click.BadParameter(
-            f"{instruction}: no such file. To use this as the instruction text itself, add "
-            f"a space at its end: --instruction '{instruction} '",
-            param_hint="--instruction",
-        )
-    else:
-        text = instruction
-    text_a, text_b = _read_text(response_a, "A"), _read_text(response_b, "B")
+    from prefjudge.judge.run import PairSettings, judge_pair, prepare_pair
+
+    text = instruction_text(instruction)
+    text_a, text_b = read_text_arg(response_a, "A"), read_text_arg(response_b, "B")
     to_stdout = is_stdout(output)
     if not to_stdout:
         check_output(output, "-o/--output")  # fail now, not after the model calls
-    console = Console(stderr=True)
+    console, reporter = stderr_reporter()
     settings = PairSettings(
         instruction=text,
         response_a=text_a,
@@ -218,35 +122,91 @@ def pair(
             sampling=backend_config.sampling(**JUDGE_SAMPLING),
         ),
     )
-    reporter = ConsoleReporter(console)
     try:
         prepared = prepare_pair(settings, reporter)
-        needs_model = method_traits(method, settings.fallback).needs_model
-        backend = open_backend(backend_config) if needs_model else None
-        started = time.monotonic()
-        try:
-            verdict = judge_pair(settings, backend, reporter, prepared=prepared)
-        finally:
-            usage_report(console, backend, started, done=True)
-            if backend is not None:
-                backend.close()
+        verdict = _judge_with_backend(
+            backend_config, (method,), settings.fallback, console,
+            lambda backend: judge_pair(settings, backend, reporter, prepared=prepared),
+            report_failed=True,
+        )
     except StageError as exc:
         raise stage_failure(exc) from exc
-    _print_verdict(verdict, top, console if to_stdout else stdout)
-    payload = verdict.model_dump_json(indent=2) + "\n"
-    if to_stdout:
-        click.echo(payload, nl=False)
-    elif output is not None:
-        try:
-            output.write_text(payload, encoding="utf-8")
-        except OSError as exc:
-            click.echo(payload, nl=False)  # the verdict is not lost: it goes to stdout
-            raise click.ClickException(
-                f"cannot write {output} ({exc.strerror or exc}); the verdict JSON was printed above"
-            ) from None
-        console.print(f"wrote {output}")
+    print_verdict(verdict, top, console if to_stdout else _stdout())
+    write_verdict(verdict.model_dump_json(indent=2) + "\n", output, to_stdout, console)
     if verdict.status == "error":
         raise SystemExit(1)
+
+
+def _stdout() -> Console:
+    """The console of results (stdout), loaded with rich when a command prints."""
+    from prefjudge.cli.display import stdout
+
+    return stdout
+
+
+def _judge_with_backend(
+    backend_config: BackendConfig,
+    methods: tuple[str, ...],
+    fallback: str,
+    console: Console,
+    work: Callable[[Backend | None], Any],
+    *,
+    report_failed: bool = False,
+    before_usage: Callable[[Any], None] | None = None,
+) -> Any:
+    """Open the judge model when a method asks one, run ``work`` with it, report, close.
+
+    Args:
+        backend_config: The judge model.
+        methods: The methods judged (the model opens when one of them needs it).
+        fallback: hybrid's fallback method.
+        console: Where the usage table goes.
+        work: The judging, given the model (None when no method asks one).
+        report_failed: Print the usage table even when ``work`` failed.
+        before_usage: Called with the outcome (None on failure) before the usage table.
+
+    Returns:
+        What ``work`` returned.
+    """
+    from prefjudge.judge import method_traits
+
+    needs_model = any(method_traits(m, fallback).needs_model for m in methods)
+    backend = open_backend(backend_config) if needs_model else None
+    started, outcome = time.monotonic(), None
+    try:
+        outcome = work(backend)
+    finally:
+        if before_usage is not None:
+            before_usage(outcome)
+        usage_report(console, backend, started, done=report_failed or outcome is not None)
+        if backend is not None:
+            backend.close()
+    return outcome
+
+
+def _run_options(opts: dict[str, Any], backend_config: BackendConfig) -> dict[str, Any]:
+    """The settings ``judge`` and ``judge-eval`` share: the engine and the judge options.
+
+    Args:
+        opts: The command's remaining flags (engine options and :func:`judge_options`);
+            the engine's are taken out.
+        backend_config: The judge model (its sampling).
+    """
+    engine = [opts.pop(name) for name in ENGINE_PARAMS]
+    return {
+        "engine": judging_engine(*engine),
+        **judge_option_values(
+            opts,
+            guidance_dir=opts.pop("guidance_dir"),
+            chunk_size=opts.pop("chunk_size"),
+            sampling=backend_config.sampling(**JUDGE_SAMPLING),
+        ),
+    }
+
+
+ENGINE_PARAMS = ("engine", "address", "allow_degraded", "shard_size", "shard_cpus",
+                 "max_in_flight")
+"""The parameters :func:`engine_options` gives, in :func:`judging_engine`'s order."""
 
 
 @main.command("judge")
@@ -281,6 +241,16 @@ def pair(
     type=click.Path(exists=True, dir_okay=False),
     help="`prefjudge score` output for side B.",
 )
+@click.option(
+    "--scores",
+    "scores",
+    metavar="FILE",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="`prefjudge score` outputs whose test outcomes and instruction checks the evidence "
+    "and hybrid methods take instead of running them again (each fact says where it came "
+    "from); facts they lack are found as usual.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N pairs.")
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip unusable input rows (listed) instead of stopping."
@@ -310,21 +280,14 @@ def judge(
     subset: str | None,
     scored_a: str | None,
     scored_b: str | None,
+    scores: tuple[str, ...],
     limit: int | None,
     skip_invalid: bool,
     retry_errors: bool,
     bootstrap: int,
     ci_seed: int,
     force_new: bool,
-    guidance_dir: str | None,
     backend_config: BackendConfig,
-    chunk_size: int,
-    engine: str,
-    address: str,
-    allow_degraded: bool,
-    shard_size: int | None,
-    shard_cpus: int,
-    max_in_flight: int | None,
     **opts: Any,
 ) -> None:
     """Judge many pairs.
@@ -339,8 +302,10 @@ def judge(
     sandbox-capable nodes, in shards of --shard-size pairs; hybrid's fallback model is asked
     from this machine. The verdicts are a local run's, so a run may switch engines and resume.
     """
-    console = Console(stderr=True)
-    reporter = ConsoleReporter(console)
+    from prefjudge.judge.run import JudgeFileSettings, judge_file, prepare_judge_file
+
+    console, reporter = stderr_reporter()
+    engine = opts["engine"]
     settings = JudgeFileSettings(
         inputs=inputs,
         output=Path(output),
@@ -351,72 +316,37 @@ def judge(
         subset=subset,
         scored_a=None if scored_a is None else Path(scored_a),
         scored_b=None if scored_b is None else Path(scored_b),
+        scores=tuple(Path(path) for path in scores),
         limit=limit,
         skip_invalid=skip_invalid,
         retry_errors=retry_errors,
         force_new=force_new,
         bootstrap=bootstrap,
         ci_seed=ci_seed,
-        engine=judging_engine(
-            engine, address, allow_degraded, shard_size, shard_cpus, max_in_flight
-        ),
-        **judge_option_values(
-            opts,
-            guidance_dir=guidance_dir,
-            chunk_size=chunk_size,
-            sampling=backend_config.sampling(**JUDGE_SAMPLING),
-        ),
+        **_run_options(opts, backend_config),
     )
     check_judging_engine(engine, (method,), settings.fallback)
     try:
         prepared = prepare_judge_file(settings, reporter)
-        needs_model = method_traits(method, settings.fallback).needs_model
-        backend = open_backend(backend_config) if needs_model else None
-        started, outcome = time.monotonic(), None
-        try:
-            outcome = judge_file(settings, backend, reporter, prepared=prepared)
-        finally:
-            usage_report(console, backend, started, done=outcome is not None)
-            if backend is not None:
-                backend.close()
+        outcome = _judge_with_backend(
+            backend_config, (method,), settings.fallback, console,
+            lambda backend: judge_file(settings, backend, reporter, prepared=prepared),
+        )
     except StageError as exc:
         raise stage_failure(exc) from exc
-    verdicts = outcome.verdicts
+    verdicts, stdout = outcome.verdicts, _stdout()
     stdout.print(outcome_table(verdicts, f"{method} verdicts ({len(verdicts)} pairs)"))
     print_errors(console, verdicts)
     if outcome.agreement is not None:
         result = outcome.agreement
         stdout.print(
-            f"agreement with human labels: accuracy {_fmt(result['accuracy'])} "
-            f"{_ci(result['accuracy_ci'])}, macro-F1 {_fmt(result['macro_f1'])}"
+            f"agreement with human labels: accuracy {figure_text(result['accuracy'])} "
+            f"{interval_text(result['accuracy_ci'])}, macro-F1 {figure_text(result['macro_f1'])}"
         )
     console.print(f"wrote {output}")
     failure = nothing_judged(verdicts, output)
     if failure is not None:
         raise stage_failure(failure)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _ci(ci: list[float] | None) -> str:
-    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def _confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table:
-    columns = sorted(
-        {c for row in confusion.values() for c in row}, key=["A", "B", "tie", "error"].index
-    )
-    table = Table(
-        title=f"{method}: human label (rows) × judge verdict (columns)", title_justify="left"
-    )
-    table.add_column("human")
-    for column in columns:
-        table.add_column(column, justify="right")
-    for gold, row in confusion.items():
-        table.add_row(gold, *(str(row.get(c, 0)) for c in columns))
-    return table
 
 
 @main.command("judge-eval")
@@ -474,15 +404,7 @@ def judge_eval(
     skip_invalid: bool,
     retry_errors: bool,
     force_new: bool,
-    guidance_dir: str | None,
     backend_config: BackendConfig,
-    chunk_size: int,
-    engine: str,
-    address: str,
-    allow_degraded: bool,
-    shard_size: int | None,
-    shard_cpus: int,
-    max_in_flight: int | None,
     **opts: Any,
 ) -> None:
     """Measure judges against human labels, side by side per method.
@@ -499,7 +421,6 @@ def judge_eval(
     """
     # Here, not at the top: scipy and pandas (bias, the split tables) cost `judge` and
     # `pair` a second of start-up they never use.
-    from prefjudge.cli.judge_splits import bias_table, methods_table, split_table
     from prefjudge.judge.judge_eval import (
         DEFAULT_METHODS,
         JudgeEvalSettings,
@@ -509,8 +430,8 @@ def judge_eval(
 
     if output is None:
         raise click.MissingParameter(param_type="option", param_hint="'-o' / '--output'")
-    console = Console(stderr=True)
-    reporter = ConsoleReporter(console)
+    console, reporter = stderr_reporter()
+    engine = opts["engine"]
     settings = JudgeEvalSettings(
         sources=pairs_paths,
         output=Path(output),
@@ -525,57 +446,35 @@ def judge_eval(
         skip_invalid=skip_invalid,
         retry_errors=retry_errors,
         force_new=force_new,
-        engine=judging_engine(
-            engine, address, allow_degraded, shard_size, shard_cpus, max_in_flight
-        ),
-        **judge_option_values(
-            opts,
-            guidance_dir=guidance_dir,
-            chunk_size=chunk_size,
-            sampling=backend_config.sampling(**JUDGE_SAMPLING),
-        ),
+        **_run_options(opts, backend_config),
     )
     check_judging_engine(engine, tuple(settings.methods), settings.fallback)
+
+    def errors_first(outcome: Any) -> None:
+        for method in outcome.methods if outcome is not None else ():
+            print_errors(console, outcome.verdicts[method], limit=3)
+
     try:
         prepared = prepare_judge_eval(settings, reporter)
-        needs_model = any(method_traits(m, settings.fallback).needs_model for m in settings.methods)
-        backend = open_backend(backend_config) if needs_model else None
-        started, outcome = time.monotonic(), None
-        try:
-            outcome = evaluate_judges(settings, backend, reporter, prepared=prepared)
-        finally:
-            if outcome is not None:
-                for method in outcome.methods:
-                    print_errors(console, outcome.verdicts[method], limit=3)
-            usage_report(console, backend, started, done=outcome is not None)
-            if backend is not None:
-                backend.close()
+        outcome = _judge_with_backend(
+            backend_config, tuple(settings.methods), settings.fallback, console,
+            lambda backend: evaluate_judges(settings, backend, reporter, prepared=prepared),
+            before_usage=errors_first,
+        )
     except StageError as exc:
         raise stage_failure(exc) from exc
-    results, methods = outcome.results, outcome.methods
-    stdout.print(
-        methods_table(
-            results,
-            f"judge agreement with human labels ({outcome.pairs} pairs, "
-            f"{escape(display_name(outcome.judge_model))})",
-        )
-    )
-    for method in methods:
-        stdout.print(_confusion_table(method, results[method]["confusion"]))
-    stdout.print(bias_table({m: results[m]["bias"] for m in methods}))
-    if outcome.by_split:
-        stdout.print(split_table(outcome.by_split, outcome.criteria))
-    for method in methods[1:]:
-        diff = outcome.paired[f"{method} - {methods[0]}"]
-        if diff["n"]:
-            stdout.print(
-                f"{method} − {methods[0]}: accuracy difference {diff['difference']:+.3f} "
-                f"{_ci(diff['difference_ci'])} on {diff['n']} pairs both judged, "
-                f"McNemar p = {diff['p_value']:.3g}"
-            )
+    _print_judge_eval(outcome, output, console)
+
+
+def _print_judge_eval(outcome: Any, output: Path, console: Console) -> None:
+    """Print judge-eval's tables and files; fail naming every method that judged nothing."""
+    from prefjudge.cli.judge_splits import print_judge_eval
+
+    print_judge_eval(outcome, _stdout())
     console.print(f"wrote {outcome.summary_json}, {outcome.summary_csv} and {outcome.summary_png}")
     # A method that judged nothing measured nothing: every such method is named.
-    found = (nothing_judged(outcome.verdicts[method], f"{method} ({output})") for method in methods)
+    found = (nothing_judged(outcome.verdicts[method], f"{method} ({output})")
+             for method in outcome.methods)
     failures = [str(failure) for failure in found if failure is not None]
     if failures:
         raise stage_failure(StageError("\n".join(failures)))

@@ -11,13 +11,16 @@ is in :mod:`prefjudge.judge.splits`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from prefjudge.judge.splits import human_reference
 from prefjudge.testbed.report import coef_text, rate_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ACCURACY_NOTE = (
     "accuracy: over all pairs, a tie or an error counts half where the humans picked a side "
@@ -185,3 +188,47 @@ def bias_table(bias: Mapping[str, Mapping[str, Any]]) -> Table:
                 coef_text(regression, "markdown"),
             )
     return table
+
+
+def confusion_table(method: str, confusion: dict[str, dict[str, int]]) -> Table:
+    """One method's confusion matrix: human labels (rows) by the judge's verdicts (columns)."""
+    columns = sorted(
+        {c for row in confusion.values() for c in row}, key=["A", "B", "tie", "error"].index
+    )
+    table = Table(
+        title=f"{method}: human label (rows) × judge verdict (columns)", title_justify="left"
+    )
+    table.add_column("human")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for gold, row in confusion.items():
+        table.add_row(gold, *(str(row.get(c, 0)) for c in columns))
+    return table
+
+
+def print_judge_eval(outcome: Any, stdout: Console) -> None:
+    """Print ``judge-eval``'s tables: agreement, confusion, bias, splits, paired differences."""
+    from prefjudge.cli.judging import interval_text
+    from prefjudge.reporting import display_name
+
+    results, methods = outcome.results, outcome.methods
+    stdout.print(
+        methods_table(
+            results,
+            f"judge agreement with human labels ({outcome.pairs} pairs, "
+            f"{escape(display_name(outcome.judge_model))})",
+        )
+    )
+    for method in methods:
+        stdout.print(confusion_table(method, results[method]["confusion"]))
+    stdout.print(bias_table({m: results[m]["bias"] for m in methods}))
+    if outcome.by_split:
+        stdout.print(split_table(outcome.by_split, outcome.criteria))
+    for method in methods[1:]:
+        diff = outcome.paired[f"{method} - {methods[0]}"]
+        if diff["n"]:
+            stdout.print(
+                f"{method} − {methods[0]}: accuracy difference {diff['difference']:+.3f} "
+                f"{interval_text(diff['difference_ci'])} on {diff['n']} pairs both judged, "
+                f"McNemar p = {diff['p_value']:.3g}"
+            )

@@ -10,22 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends import Backend, Sampling
-from prefjudge.cli.display import report_usage
-from prefjudge.cli.options import renamed_option
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.judge import METHODS, MODEL_METHODS
-from prefjudge.judge.pairs import PairInputs
-from prefjudge.judge.pairs import read_pair_inputs as pairs_from_sources
-from prefjudge.judge.settings import JUDGE_SAMPLING, JudgeOptionError
-from prefjudge.records import Verdict
+from prefjudge.cli.defaults import JUDGE_METHODS, JUDGE_SAMPLING, MODEL_METHODS, PAIR_FORMATS
+from prefjudge.cli.options import apply_options, renamed_option
 from prefjudge.reporting import (
     NAME_WIDTH,
     TEXT_WIDTH,
@@ -36,27 +26,39 @@ from prefjudge.reporting import (
 )
 from prefjudge.scoring.profiles import JUDGE_PROFILE, PROFILES
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from prefjudge.backends import Backend, Sampling
+    from prefjudge.judge.pairs import PairInputs
+    from prefjudge.records import Verdict
+
 __all__ = [
     "JUDGE_SAMPLING",
     "METHOD_CHOICE",
-    "PairInputs",
     "judge_option_values",
     "judge_options",
     "nothing_judged",
     "outcome_table",
     "pairs_format_option",
     "print_errors",
-    "read_pair_inputs",
+    "read_pairs_or_fail",
     "stage_failure",
     "usage_report",
 ]
 
-METHOD_CHOICE = click.Choice(sorted(METHODS))
+METHOD_CHOICE = click.Choice(list(JUDGE_METHODS))
 
 
 def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options every judging command shares."""
-    options = [
+    return apply_options(func, [*_method_flags(), *_evidence_flags(), *_run_flags()])
+
+
+def _method_flags() -> list[Callable[[Any], Any]]:
+    """``--guidance`` to ``--templates``: what the model-based methods ask and keep."""
+    return [
         click.option(
             "--guidance",
             "guidance_dir",
@@ -96,6 +98,12 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(exists=True, file_okay=False),
             help="Folder of prompt templates overriding rubrics/judge/.",
         ),
+    ]
+
+
+def _evidence_flags() -> list[Callable[[Any], Any]]:
+    """``--criterion`` to ``--fallback``: the evidence and hybrid methods' inputs."""
+    return [
         click.option(
             "--criterion",
             metavar="KINDS",
@@ -137,6 +145,12 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="hybrid: the model-based method for the pairs the evidence leaves undecided.",
         ),
+    ]
+
+
+def _run_flags() -> list[Callable[[Any], Any]]:
+    """``--tokenizer`` and ``--chunk-size``: the length feature and the batch size."""
+    return [
         click.option(
             "--tokenizer",
             metavar="MODEL",
@@ -153,12 +167,9 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Pairs per batch (each stage is one batch of requests).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
-def read_pair_inputs(
+def read_pairs_or_fail(
     paths: tuple[str, ...],
     tasks: tuple[str, ...],
     fmt: str,
@@ -168,7 +179,10 @@ def read_pair_inputs(
     split: str | None = None,
     subset: str | None = None,
 ) -> PairInputs:
-    """:func:`prefjudge.judge.pairs.read_pair_inputs` for a command: errors become click's.
+    """Read the pairs a command names, failing as click does when they cannot be used.
+
+    :func:`prefjudge.judge.pairs.read_pair_inputs` with a console reporter, its stage
+    errors turned into click errors.
 
     Args:
         paths: One pair source, or two generation files.
@@ -186,8 +200,11 @@ def read_pair_inputs(
         click.ClickException: When an input cannot be used (a usage error naming the
             argument when it names no file or dataset).
     """
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.judge.pairs import read_pair_inputs
+
     try:
-        return pairs_from_sources(
+        return read_pair_inputs(
             paths,
             tasks,
             fmt,
@@ -202,6 +219,8 @@ def read_pair_inputs(
 
 def outcome_table(verdicts: Sequence[Verdict], title: str) -> Table:
     """Counts of verdict outcomes (A, B, tie, error) and the position-consistency rate."""
+    from rich.table import Table
+
     counts = Counter(v.preferred if v.status == "ok" else "error" for v in verdicts)
     ok = [v for v in verdicts if v.status == "ok" and v.position_consistent is not None]
     table = Table(title=title, title_justify="left")
@@ -216,6 +235,8 @@ def outcome_table(verdicts: Sequence[Verdict], title: str) -> Table:
 
 def print_errors(console: Console, verdicts: Sequence[Verdict], limit: int = 5) -> None:
     """Print the first few errored verdicts with their reasons (long ids and reasons cut)."""
+    from rich.markup import escape
+
     errors = [v for v in verdicts if v.status == "error"]
     for verdict in errors[:limit]:
         pair_id = display_name(verdict.pair_id, NAME_WIDTH)
@@ -262,6 +283,16 @@ def judge_option_values(
     }
 
 
+def figure_text(value: float | None) -> str:
+    """A figure with three decimals, ``n/a`` when there is none."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def interval_text(ci: list[float] | None) -> str:
+    """An interval as ``[low, high]`` with three decimals, empty when there is none."""
+    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
 def nothing_judged(verdicts: Sequence[Verdict], output: object) -> StageError | None:
     """:func:`prefjudge.reporting.nothing_done` for verdicts (rerun: ``--retry-errors``)."""
     errors = [v for v in verdicts if v.status == "error"]
@@ -280,6 +311,8 @@ def stage_failure(exc: StageError) -> click.ClickException:
         A usage error (naming the option when the error names one) for a
         :class:`~prefjudge.judge.settings.JudgeOptionError`, else a plain failure.
     """
+    from prefjudge.judge.settings import JudgeOptionError
+
     if isinstance(exc, JudgeOptionError):
         if exc.option:
             return click.BadParameter(str(exc), param_hint=exc.option)
@@ -297,12 +330,12 @@ def usage_report(console: Console, backend: Backend | None, started: float, *, d
         done: The stage finished (the table is printed even when the cache answered all).
     """
     if backend is not None and (done or backend.usage.requests):
+        from prefjudge.cli.display import report_usage
+
         report_usage(console, backend, started=started)
 
 
-FORMAT_CHOICE = click.Choice(
-    ["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
-)
+FORMAT_CHOICE = click.Choice(["auto", *PAIR_FORMATS])
 
 
 def pairs_format_option(func: Callable[..., Any]) -> Callable[..., Any]:

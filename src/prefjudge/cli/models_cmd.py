@@ -2,42 +2,40 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
-from pydantic import BaseModel, ConfigDict
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends import BackendError, Sampling, chat, create_backend
-from prefjudge.backends.config import BackendConfig
-from prefjudge.backends.extras import VLLM_INSTALL, importable, missing_extra
-from prefjudge.backends.serve import (
-    DEFAULT_HOST,
-    DEFAULT_MAX_MODEL_LEN,
-    DEFAULT_PORT,
-    EMBEDDED_SERVED_NAME,
-    base_url,
-    port_free,
-    run_server,
-    served_name,
-    server_env,
-    vllm_server_command,
-)
 from prefjudge.cli import main
-from prefjudge.cli.display import stdout
+from prefjudge.cli.defaults import SERVE_DEFAULTS
 from prefjudge.cli.options import backend_options, format_option, old_json_switch
-from prefjudge.io import dumps_json
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from prefjudge.backends.config import BackendConfig
+
+DEFAULT_HOST = SERVE_DEFAULTS["host"]
+DEFAULT_PORT = SERVE_DEFAULTS["port"]
+DEFAULT_MAX_MODEL_LEN = SERVE_DEFAULTS["max_model_len"]
+EMBEDDED_SERVED_NAME = SERVE_DEFAULTS["embedded_name"]
 
 
-class SchemaProbe(BaseModel):
-    """A reply no model writes unless the server enforces the schema."""
+@functools.cache
+def schema_probe() -> type[BaseModel]:
+    """The reply schema of the check: a reply no model writes unless the server enforces it."""
+    from pydantic import BaseModel, ConfigDict
 
-    model_config = ConfigDict(extra="forbid")
+    class SchemaProbe(BaseModel):
+        """A reply no model writes unless the server enforces the schema."""
 
-    token: Literal["pj7f3", "pj9k2"]
+        model_config = ConfigDict(extra="forbid")
+
+        token: Literal["pj7f3", "pj9k2"]
+
+    return SchemaProbe
 
 
 @main.group()
@@ -57,6 +55,8 @@ def check(backend_config: BackendConfig, output_format: str) -> None:
     enforces the schema passes. The findings (a table, or JSON with --format json) go
     to stdout; exits 1, naming the endpoint, the model and the error, when either fails.
     """
+    from prefjudge.io import dumps_json
+
     config = backend_config.model_copy(
         update={
             "no_cache": True,
@@ -105,6 +105,9 @@ def run_check(config: BackendConfig) -> dict[str, Any]:
         Findings: ``answers`` and ``json_schema`` (booleans), replies, latencies, and
         ``error`` when the backend could not work at all.
     """
+    from prefjudge.backends import BackendError, create_backend
+    from prefjudge.backends.extras import missing_extra
+
     found: dict[str, Any] = {"answers": False, "json_schema": False}
     missing = missing_extra(config.kind)
     if missing:
@@ -125,6 +128,8 @@ def run_check(config: BackendConfig) -> dict[str, Any]:
 
 
 def _probe(backend: Any, config: BackendConfig, found: dict[str, Any]) -> None:
+    from prefjudge.backends import Sampling, chat
+
     found["model_id"] = backend.model_id
     if backend.notice:
         found["notice"] = backend.notice
@@ -135,7 +140,7 @@ def _probe(backend: Any, config: BackendConfig, found: dict[str, Any]) -> None:
         found["model_listed"] = config.model in served
     plain = chat("check-plain", "Reply with one word: ready.", sampling=Sampling(max_tokens=16))
     probe = chat(
-        "check-schema", "Say hello.", sampling=Sampling(max_tokens=48), schema_model=SchemaProbe
+        "check-schema", "Say hello.", sampling=Sampling(max_tokens=48), schema_model=schema_probe()
     )
     started = time.monotonic()
     [plain_result] = backend.generate([plain])
@@ -159,6 +164,12 @@ def _mark(value: Any) -> str:
 
 def _print_findings(found: dict[str, Any]) -> None:
     """The findings as a table on stdout; a notice about the model on stderr."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from prefjudge.cli.display import stdout
+
     table = Table(title="prefjudge models check", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("finding")
@@ -196,6 +207,7 @@ def _print_findings(found: dict[str, Any]) -> None:
 )
 def prepare(target: str | None) -> None:
     """Convert the embedded SmolLM2 GGUF to a checkpoint vLLM can load (once)."""
+    from prefjudge.backends import BackendError
     from prefjudge.backends.embedded import ensure_checkpoint
 
     try:
@@ -235,6 +247,17 @@ def serve(
     experiment file (stdout); the server's logs go to stderr. Ctrl-C (or SIGTERM) stops
     the server; exits with its status.
     """
+    from prefjudge.backends.extras import VLLM_INSTALL, importable
+    from prefjudge.backends.serve import (
+        base_url,
+        port_free,
+        run_server,
+        served_name,
+        server_env,
+        vllm_server_command,
+    )
+    from prefjudge.io import dumps_json
+
     if not importable("vllm"):
         raise click.ClickException(f"serving a model needs vLLM: {VLLM_INSTALL}")
     if model is None:
@@ -260,6 +283,7 @@ def serve(
 
 
 def _embedded_checkpoint() -> str:
+    from prefjudge.backends import BackendError
     from prefjudge.backends.embedded import ensure_checkpoint
 
     try:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from prefjudge.backends.config import CONFIG_NAME, BackendConfig, ConfigError, load_backend_config
+from prefjudge.cli.defaults import BACKEND_DEFAULTS, BACKEND_KINDS, CONFIG_NAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,6 +87,21 @@ def renamed_option(
         )  # type: ignore[return-value]
 
     return decorate
+
+
+def apply_options(func: F, options: list[Callable[[Any], Any]]) -> F:
+    """Apply a list of option decorators to ``func``: the first is listed first in ``--help``.
+
+    Args:
+        func: The command function.
+        options: Decorators such as :func:`click.option`, in the order ``--help`` shows them.
+
+    Returns:
+        ``func`` with every option.
+    """
+    for option in reversed(options):
+        func = option(func)
+    return func
 
 
 # --------------------------------------------------------------------------- shared options
@@ -232,19 +247,24 @@ def _parse_pairs(pairs: tuple[str, ...], flag: str) -> dict[str, Any] | None:
 
 
 def _default(name: str) -> Any:
-    return BackendConfig.model_fields[name].default
+    return BACKEND_DEFAULTS[name]
 
 
-def _backend_flags(
-    sampling: Mapping[str, Any], seed_help: str | None
-) -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _backend_flags(sampling: Mapping[str, Any], seed_help: str | None) -> list[Decorator]:
     """The backend flags, with the defaults that apply when neither a flag nor the file sets one.
 
     Defaults are shown in ``--help``; a value counts as given only when it comes from the
     command line, so ``prefjudge.toml`` still wins over a default (see :func:`backend_options`).
+    The defaults come from :mod:`prefjudge.cli.defaults`, so ``--help`` imports no backend.
     """
-    max_tokens = sampling.get("max_tokens", _default("max_tokens"))
-    seed = sampling.get("seed", _default("seed"))
+    return [*_endpoint_flags(), *_call_flags(), *_sampling_flags(sampling, seed_help)]
+
+
+def _endpoint_flags() -> list[Decorator]:
+    """``--config`` to ``--endpoint-id``: which model, where, and under which identity."""
     return [
         click.option(
             "--config",
@@ -256,7 +276,7 @@ def _backend_flags(
         click.option(
             "--backend",
             "pj_kind",
-            type=click.Choice(["openai", "vllm", "embedded"]),
+            type=click.Choice(list(BACKEND_KINDS)),
             default=_default("kind"),
             show_default=True,
             help="Model backend: an OpenAI-compatible server, in-process vLLM, or the embedded "
@@ -291,6 +311,12 @@ def _backend_flags(
             help="Endpoint identity for the cache and resumable outputs [default: the base "
             "URL; with replicas, their sorted URLs]. Keeps one identity while replicas change.",
         ),
+    ]
+
+
+def _call_flags() -> list[Decorator]:
+    """``--max-concurrency`` to ``--engine-arg``: how calls are made, retried and given up."""
+    return [
         click.option(
             "--max-concurrency",
             "pj_max_concurrency",
@@ -342,6 +368,13 @@ def _backend_flags(
             metavar="KEY=VALUE",
             help="vllm.LLM argument (repeatable), e.g. tensor_parallel_size=2.",
         ),
+    ]
+
+
+def _sampling_flags(sampling: Mapping[str, Any], seed_help: str | None) -> list[Decorator]:
+    """``--temperature`` to ``--no-cache``: the command's sampling defaults and the cache."""
+    seed = sampling.get("seed", _default("seed"))
+    return [
         click.option(
             "--temperature",
             "pj_temperature",
@@ -354,7 +387,7 @@ def _backend_flags(
             "--max-tokens",
             "pj_max_tokens",
             type=int,
-            default=max_tokens,
+            default=sampling.get("max_tokens", _default("max_tokens")),
             show_default=True,
             help="Reply length limit.",
         ),
@@ -423,6 +456,8 @@ def backend_options(
             flags["base_url"] = (urls[0] if len(urls) == 1 else list(urls)) if urls else None
             if not flags["no_cache"]:
                 flags["no_cache"] = None
+            from prefjudge.backends.config import ConfigError, load_backend_config
+
             try:
                 kwargs["backend_config"] = load_backend_config(
                     config_file, stage=stage, overrides=flags
@@ -431,8 +466,7 @@ def backend_options(
                 raise click.UsageError(str(exc)) from exc
             return func(*args, **kwargs)
 
-        for option in reversed(flags_list):
-            wrapper = option(wrapper)
+        wrapper = apply_options(wrapper, flags_list)
         return renamed_option(
             "--timeout",
             "--request-timeout",

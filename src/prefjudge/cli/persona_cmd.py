@@ -9,17 +9,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from prefjudge.backends import Backend
-from prefjudge.backends.config import BackendConfig
 from prefjudge.cli import main
-from prefjudge.cli.display import report_usage, stdout
+from prefjudge.cli.defaults import DEFAULT_RESAMPLES, PERSONA_SAMPLING
 from prefjudge.cli.options import (
     backend_options,
     bootstrap_option,
@@ -27,39 +22,31 @@ from prefjudge.cli.options import (
     old_ci_seed_option,
     renamed_option,
 )
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.cli.runs import check_output, force_new_option, open_backend
+from prefjudge.cli.runs import check_output, force_new_option, open_backend, stderr_reporter
 from prefjudge.cli.streams import JOURNAL, OutputFile, is_stdout
 from prefjudge.paths import check_path_name
-from prefjudge.persona.flips import DEFAULT_RESAMPLES
-from prefjudge.persona.profile import (
-    PersonaError,
-    builtin_personas,
-    load_dimensions,
-    load_persona,
-)
-from prefjudge.persona.run import (
-    COMPARE_SAMPLING,
-    PROFILE_SAMPLING,
-    REWRITE_SAMPLING,
-    CompareSettings,
-    FlipsOutcome,
-    FlipsSettings,
-    ProfileSettings,
-    RewriteSettings,
-    compare_files,
-    flips_file,
-    profile_file,
-    rewrite_file,
-)
-from prefjudge.records import Persona
 from prefjudge.reporting import StageError, nothing_done
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prefjudge.backends import Backend
+    from prefjudge.backends.config import BackendConfig
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.persona.run import FlipsOutcome
+    from prefjudge.records import Persona
+
+PROFILE_SAMPLING = PERSONA_SAMPLING["profile"]
+REWRITE_SAMPLING = PERSONA_SAMPLING["rewrite"]
+COMPARE_SAMPLING = PERSONA_SAMPLING["compare"]
 
 T = TypeVar("T")
 
 
 def _persona(name: str) -> Persona:
     """Check ``--persona`` before any work (a usage error, as every bad option value)."""
+    from prefjudge.persona.profile import PersonaError, load_persona
+
     try:
         return load_persona(name)
     except PersonaError as exc:
@@ -79,6 +66,8 @@ def _run(config: BackendConfig, console: Console, stage: Callable[[Backend], T])
 
     A :class:`StageError` becomes the command's error message (exit status 1).
     """
+    from prefjudge.cli.display import report_usage
+
     backend = open_backend(config)
     started = time.monotonic()
     try:
@@ -92,6 +81,8 @@ def _run(config: BackendConfig, console: Console, stage: Callable[[Backend], T])
 
 def _print_flips(reporter: ConsoleReporter, flips: FlipsOutcome) -> None:
     """The flip table and the line naming the flips, on stdout."""
+    from prefjudge.cli.display import stdout
+
     reporter.table(flips.table)
     stdout.print(flips.message)
 
@@ -104,6 +95,12 @@ def persona() -> None:
 @persona.command("list")
 def list_personas() -> None:
     """List the built-in personas and the comparison dimensions."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from prefjudge.cli.display import stdout
+    from prefjudge.persona.profile import builtin_personas, load_dimensions, load_persona
+
     table = Table(title="built-in personas (rubrics/personas/)", title_justify="left")
     for column in ("name", "expertise", "verbosity", "explanation", "values"):
         table.add_column(column)
@@ -141,7 +138,10 @@ def profile(description: str, name: str, output: Path, backend_config: BackendCo
 
     The YAML is printed on stdout and written to OUTPUT.
     """
-    console = Console(stderr=True)
+    from prefjudge.cli.display import stdout
+    from prefjudge.persona.run import ProfileSettings, profile_file
+
+    console, reporter = stderr_reporter()
     if not is_stdout(output):
         check_output(output, "-o/--output")  # fail now, not after the model call
     settings = ProfileSettings(
@@ -150,7 +150,6 @@ def profile(description: str, name: str, output: Path, backend_config: BackendCo
         output=None if is_stdout(output) else Path(output),
         sampling=backend_config.sampling(**PROFILE_SAMPLING),
     )
-    reporter = ConsoleReporter(console)
     made = _run(backend_config, console, lambda backend: profile_file(settings, backend, reporter))
     if made.output is None:
         click.echo(made.yaml, nl=False)
@@ -203,7 +202,12 @@ def rewrite(
     checked by the model (same goal, same set of correct solutions) and deterministically
     (the entry point is named; the reference solution still passes the tests).
     """
-    console = Console(stderr=True)
+    from rich.table import Table
+
+    from prefjudge.cli.display import stdout
+    from prefjudge.persona.run import RewriteSettings, rewrite_file
+
+    console, reporter = stderr_reporter()
     _persona(persona_name)
     settings = RewriteSettings(
         tasks=Path(tasks_path),
@@ -215,7 +219,6 @@ def rewrite(
         force_new=force_new,
         sampling=backend_config.sampling(**REWRITE_SAMPLING),
     )
-    reporter = ConsoleReporter(console)
     done = _run(backend_config, console, lambda backend: rewrite_file(settings, backend, reporter))
     summary = done.summary
     table = Table(title=f"persona rewrite: {summary.persona}", title_justify="left")
@@ -306,7 +309,10 @@ def compare_cmd(
     preferred model flips between the two. --seed is the judge's sampling seed;
     --ci-seed only reseeds the flip intervals.
     """
-    console = Console(stderr=True)
+    from prefjudge.cli.display import stdout
+    from prefjudge.persona.run import CompareSettings, compare_files
+
+    console, reporter = stderr_reporter()
     _persona(persona_name)
     if original and not original_tasks:
         raise click.UsageError("--original needs --original-tasks")
@@ -324,7 +330,6 @@ def compare_cmd(
         force_new=force_new,
         sampling=backend_config.sampling(**COMPARE_SAMPLING),
     )
-    reporter = ConsoleReporter(console)
     done = _run(backend_config, console, lambda backend: compare_files(settings, backend, reporter))
     stdout.print(done.message)
     if done.flips is not None:
@@ -350,6 +355,9 @@ def compare_cmd(
 @ci_seed_option
 def flips(comparisons: str, prefix: Path | None, bootstrap: int, ci_seed: int) -> None:
     """Per-dimension win rates, original vs persona prompts, with bootstrap intervals."""
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.persona.run import FlipsSettings, flips_file
+
     settings = FlipsSettings(
         comparisons=Path(comparisons),
         prefix=Path(prefix) if prefix else None,

@@ -7,39 +7,32 @@ The command parses its options into :class:`~prefjudge.ranking.run.RankSettings`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from prefjudge.cli import main
-from prefjudge.cli.display import rich_table
-from prefjudge.cli.display import stdout as stdout_console
+from prefjudge.cli.defaults import (
+    ANCHOR_FORMULA,
+    ELO_FORMULA,
+    RATING_BASE,
+    STYLE_CONTROLS,
+    STYLE_PENALTIES,
+    STYLE_PENALTY,
+    TIE_POLICIES,
+)
 from prefjudge.cli.options import bootstrap_option, ci_seed_option, old_ci_seed_option
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.cli.runs import check_output
-from prefjudge.cli.streams import InputFile, OutputFile, is_stdout, one_stdout, write_output
-from prefjudge.cli.suggest_output import print_and_write_suggestions
-from prefjudge.ranking import bradley_terry as bt
-from prefjudge.ranking import style as sc
-from prefjudge.ranking.inputs import parse_winner_map
-from prefjudge.ranking.reports import ANCHOR_FORMULA, ELO_FORMULA
-from prefjudge.ranking.run import (
-    Control,
-    RankSettings,
-    SettingsError,
-    check_rank_settings,
-    rank_file,
-)
-from prefjudge.ranking.tables import (
-    STYLE_CAPTION,
-    Scale,
-    leaderboard_table,
-    leaderboard_title,
-    style_table,
-)
-from prefjudge.reporting import StageError, TextTable
+from prefjudge.cli.runs import check_result_files, run_ranking_stage, settings_usage_error
+from prefjudge.cli.streams import InputFile, OutputFile, write_output
 
-stderr = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prefjudge.ranking import style as sc
+    from prefjudge.ranking.bradley_terry import TiePolicy
+    from prefjudge.ranking.run import Control
+    from prefjudge.ranking.tables import Scale
+    from prefjudge.reporting import TextTable
 
 __all__ = ["ANCHOR_FORMULA", "ELO_FORMULA", "RANK_HELP", "rank_command"]
 
@@ -92,17 +85,16 @@ def _parse_anchor(value: str | None) -> tuple[str, float] | None:
         raise click.BadParameter(f"{rating!r} is not a number", param_hint="--anchor") from None
 
 
-def _usage_error(exc: SettingsError) -> click.UsageError:
-    if exc.option:
-        return click.BadParameter(str(exc), param_hint=exc.option)
-    return click.UsageError(str(exc))
-
-
 def _print_leaderboard(console: Console, table: TextTable) -> None:
+    from prefjudge.cli.display import rich_table
+
     console.print(rich_table(table, console.width))
 
 
 def _print_style(console: Console, table: TextTable) -> None:
+    from prefjudge.cli.display import rich_table
+    from prefjudge.ranking.tables import STYLE_CAPTION
+
     console.print(rich_table(table, console.width, caption=STYLE_CAPTION))
 
 
@@ -116,7 +108,7 @@ def _print_style(console: Console, table: TextTable) -> None:
 @click.option("--plot", "plot_path",
               type=OutputFile(why="a PNG picture is not written to stdout; name a file"),
               help="Forest plot of ratings with their intervals (PNG).")
-@click.option("--ties", type=click.Choice(bt.TIE_POLICIES), default="half", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_POLICIES), default="half", show_default=True,
               help="half: a tie is half a win each way; drop: ignore ties; davidson: "
                    "Davidson's tie model (fits a tie strength ν).")
 @click.option("--alpha", type=float, default=0.0, show_default=True,
@@ -127,7 +119,7 @@ def _print_style(console: Console, table: TextTable) -> None:
                    "between components then come from the regulariser only.")
 @click.option("--anchor", metavar="MODEL=RATING",
               help="Pin one model's Elo rating instead of centring the mean on --base.")
-@click.option("--base", type=float, default=bt.DEFAULT_BASE, show_default=True,
+@click.option("--base", type=float, default=RATING_BASE, show_default=True,
               help="Mean Elo rating when there is no --anchor.")
 @click.option("--scale", type=click.Choice(["elo", "bt"]), default="elo", show_default=True,
               help="elo: Elo points; bt: strengths exp(theta) normalised to sum to 1.")
@@ -150,11 +142,11 @@ def _print_style(console: Console, table: TextTable) -> None:
               help="Optional battle weight column (missing: weight 1).")
 @click.option("--skip-invalid", is_flag=True,
               help="Rank the valid rows and list the invalid ones instead of stopping.")
-@click.option("--control", type=click.Choice(list(sc.CONTROLS)),
+@click.option("--control", type=click.Choice(list(STYLE_CONTROLS)),
               help="Style control: take out the effect of response length (length), of "
                    "markdown headers, lists and bold (markdown), or of both (style). "
                    "Battles need features_a/features_b.")
-@click.option("--control-penalty", type=click.Choice(sc.PENALTIES), default=sc.DEFAULT_PENALTY,
+@click.option("--control-penalty", type=click.Choice(STYLE_PENALTIES), default=STYLE_PENALTY,
               show_default=True,
               help="l2: arena-hard-auto's objective (scikit-learn LogisticRegression, C=1); "
                    "none: plain maximum likelihood.")
@@ -170,7 +162,7 @@ def rank_command(
     output: Path | None,
     json_path: Path | None,
     plot_path: Path | None,
-    ties: bt.TiePolicy,
+    ties: TiePolicy,
     alpha: float,
     allow_disconnected: bool,
     anchor: str | None,
@@ -191,6 +183,16 @@ def rank_command(
     tasks: tuple[Path, ...],
 ) -> None:
     """Bradley–Terry leaderboard of BATTLES (help text: :data:`RANK_HELP`)."""
+    from rich.console import Console
+
+    from prefjudge.cli.display import stdout as stdout_console
+    from prefjudge.cli.suggest_output import print_and_write_suggestions
+    from prefjudge.ranking import style as sc
+    from prefjudge.ranking.inputs import parse_winner_map
+    from prefjudge.ranking.run import RankSettings, SettingsError, check_rank_settings, rank_file
+    from prefjudge.ranking.tables import leaderboard_table, leaderboard_title, style_table
+
+    stderr = Console(stderr=True)
     try:
         mapping = parse_winner_map(winner_map)
     except ValueError as exc:
@@ -208,17 +210,9 @@ def rank_command(
     try:
         check_rank_settings(settings)
     except SettingsError as exc:
-        raise _usage_error(exc) from None
-    piped = one_stdout(**{"-o/--output": output, "--json": json_path})
-    for path, hint in ((output, "-o/--output"), (json_path, "--json"), (plot_path, "--plot")):
-        if not is_stdout(path):
-            check_output(path, hint)
-    try:
-        outcome = rank_file(settings, ConsoleReporter(stderr))
-    except SettingsError as exc:
-        raise _usage_error(exc) from None
-    except StageError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise settings_usage_error(exc) from None
+    piped = check_result_files(output, json_path, plot_path)
+    outcome = run_ranking_stage(rank_file, settings, stderr)
     tables = stderr if piped else stdout_console  # stdout carries the file asked for
     for label, board in outcome.result.boards.items():
         title = leaderboard_title(board, label, scale=scale, by=by, control=control, ties=ties)

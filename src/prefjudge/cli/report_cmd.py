@@ -9,23 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from prefjudge.cli import main
+from prefjudge.cli.defaults import DEFAULT_RESAMPLES
 from prefjudge.cli.options import (
     bootstrap_option,
     ci_seed_option,
     old_ci_seed_option,
     renamed_option,
 )
-from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import InputFile, OutputFile, is_stdout, one_stdout, shown, write_output
 from prefjudge.reporting import StageError
-from prefjudge.scoring.metrics import DEFAULT_RESAMPLES
-from prefjudge.testbed.report_run import ReportSettings, report_file
-
-console = Console(stderr=True)
 
 
 @main.command("report")
@@ -63,6 +58,11 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
     instruction; a co-failure matrix; multi-turn retention; a plot for each. One of -o
     and --markdown may be - (stdout).
     """
+    from rich.console import Console
+
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.testbed.report_run import ReportSettings, report_file
+
     one_stdout(**{"-o/--output": output, "--markdown": markdown})
     for path, hint in ((output, "-o/--output"), (markdown, "--markdown")):
         if not is_stdout(path):
@@ -73,7 +73,7 @@ def report_command(scores: Path, output: Path, markdown: Path | None, paper_dir:
         title=title, source_name=shown(scores),
     )
     try:
-        outcome = report_file(settings, ConsoleReporter(console))
+        outcome = report_file(settings, ConsoleReporter(Console(stderr=True)))
     except StageError as exc:
         raise click.ClickException(str(exc)) from None
     if outcome.stdout is not None:

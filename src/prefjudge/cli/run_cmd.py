@@ -8,10 +8,6 @@ import click
 
 from prefjudge.cli import main
 from prefjudge.cli.engine_options import engine_options, judging_engine, scoring_engine
-from prefjudge.cli.reporter import ConsoleReporter
-from prefjudge.experiment.config import load_experiment
-from prefjudge.experiment.runner import failure_line, run_experiment
-from prefjudge.io import InputError
 from prefjudge.reporting import StageError
 
 
@@ -46,6 +42,11 @@ def run_command(experiment_file: str, dry_run: bool, retry_errors: bool, engine:
     what it can, shows the failures per stage and exits 1 saying how many failed;
     --retry-errors makes exactly those requests again.
     """
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.experiment.config import load_experiment
+    from prefjudge.experiment.runner import failure_line, run_experiment
+    from prefjudge.io import InputError
+
     try:
         experiment, base = load_experiment(experiment_file)
     except InputError as exc:

@@ -8,11 +8,12 @@ The command parses its options into :class:`~prefjudge.scoring.run.ScoreSettings
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from prefjudge.cli import main
+from prefjudge.cli.defaults import DEFAULT_RESAMPLES, HARNESS_HELP
 from prefjudge.cli.engine_options import engine_options, scoring_engine
 from prefjudge.cli.options import (
     bootstrap_option,
@@ -21,15 +22,13 @@ from prefjudge.cli.options import (
     renamed_option,
     source_options,
 )
-from prefjudge.cli.reporter import ConsoleReporter
 from prefjudge.cli.runs import force_new_option
 from prefjudge.cli.streams import JOURNAL, InputFile, OutputFile, is_stdin
 from prefjudge.reporting import StageError
-from prefjudge.sandbox.limits import HARNESS_HELP
-from prefjudge.scoring.export import ExportError, ExportTarget, parse_target
 from prefjudge.scoring.profiles import DEFAULT_PROFILE, PROFILES
-from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, score_file
-from prefjudge.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    from prefjudge.scoring.export import ExportTarget
 
 
 @main.command("score")
@@ -132,6 +131,10 @@ def score_command(
     cluster that can sandbox (probed first); the records are the same as a local run's,
     plus meta.node (where each was scored), written as shards finish.
     """
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.scoring.export import ExportError
+    from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, score_file
+
     settings = ScoreSettings(
         generations=generations, output=output, tasks=task_files, split=split, subset=subset,
         skip_invalid=skip_invalid, no_tests=no_tests, profile=profile,
@@ -156,6 +159,10 @@ def score_command(
 
 def _export_targets(values: tuple[str, ...]) -> tuple[ExportTarget, ...]:
     """Parse every ``--export FORMAT=DIR`` (a usage error names the bad one)."""
+    if not values:
+        return ()
+    from prefjudge.scoring.export import parse_target
+
     try:
         return tuple(parse_target(value) for value in values)
     except ValueError as exc:

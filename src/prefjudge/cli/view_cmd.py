@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from prefjudge.cli import main
-from prefjudge.cli.reporter import ConsoleReporter
+from prefjudge.cli.defaults import VIEW_MAX_CHARS
 from prefjudge.cli.runs import check_output
 from prefjudge.cli.streams import OutputFile, is_stdout, write_output
 from prefjudge.reporting import StageError
-from prefjudge.view import DEFAULT_MAX_CHARS, Page
-from prefjudge.view.run import ViewSettings, default_output, view_folder
 
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
+
+    from rich.console import Console
+
+    from prefjudge.view import Page
+
 HOST = "127.0.0.1"
 
 __all__ = ["HOST", "default_output", "make_server", "view_command"]
@@ -36,6 +38,8 @@ def make_server(page: Page, port: int) -> ThreadingHTTPServer:
     Raises:
         OSError: When the port cannot be bound.
     """
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
     body = page.html.encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):
@@ -76,7 +80,7 @@ def make_server(page: Page, port: int) -> ThreadingHTTPServer:
               help="Serve the page on 127.0.0.1 (only this machine) until Ctrl-C.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port for --serve (0: any free port).")
-@click.option("--max-chars", type=click.IntRange(min=100), default=DEFAULT_MAX_CHARS,
+@click.option("--max-chars", type=click.IntRange(min=100), default=VIEW_MAX_CHARS,
               show_default=True,
               help="Longest text kept per field (longer ones are cut, with a note saying "
                    "how much).")
@@ -90,6 +94,9 @@ def view_command(results: Path, output: Path | None, serve: bool, port: int, max
     told from its records' fields. Filters (model, task, instruction category, status) run
     in the page; #model=X, #pair=ID or #sample=ID in the URL apply them.
     """
+    from prefjudge.cli.reporter import ConsoleReporter
+    from prefjudge.view.run import ViewSettings, view_folder
+
     if serve and is_stdout(output):
         raise click.UsageError("--serve prints the page's URL on stdout: -o/--output cannot be "
                                "- with it")
@@ -100,7 +107,7 @@ def view_command(results: Path, output: Path | None, serve: bool, port: int, max
     settings = ViewSettings(results=results, output=output, write=output is not None,
                             max_chars=max_chars, title=title)
     try:
-        outcome = view_folder(settings, ConsoleReporter(console))
+        outcome = view_folder(settings, ConsoleReporter(_stderr()))
     except StageError as exc:
         raise click.ClickException(str(exc)) from None
     if outcome.stdout is not None:
@@ -109,7 +116,22 @@ def view_command(results: Path, output: Path | None, serve: bool, port: int, max
         _serve(outcome.page, port, outcome.summary)
 
 
+def default_output(results: Path) -> Path:
+    """Where the page goes without ``-o``: :func:`prefjudge.view.run.default_output`."""
+    from prefjudge.view.run import default_output as page_path
+
+    return page_path(results)
+
+
+def _stderr() -> Console:
+    """The console of notes (stderr)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 def _serve(page: Page, port: int, summary: str) -> None:
+    console = _stderr()
     try:
         server = make_server(page, port)
     except OSError as exc:

@@ -6,7 +6,13 @@
   writing into one results folder, with the model requests each makes;
 - :mod:`~prefjudge.experiment.runner`: calls them in order, resumably, opening each
   distinct model backend once, and writes the manifest;
+- :mod:`~prefjudge.experiment.stages`: runs one stage through its use case and keeps
+  what it returns (:mod:`~prefjudge.experiment.outcomes`) for the stages after it;
+- :mod:`~prefjudge.experiment.resume` and :mod:`~prefjudge.experiment.progress`: the
+  journal's resume rule, read-only, and what each stage still asks (plan and run alike);
 - :mod:`~prefjudge.experiment.judge_rounds`: ``[judge] strategy = "suggest"``: a judging
   budget spent in rounds on the model pairs ``rank --suggest`` picks;
-- :mod:`~prefjudge.experiment.leaderboard`: the merged leaderboard.
+- :mod:`~prefjudge.experiment.leaderboard`: the merged leaderboard, from the outcomes
+  ``run`` holds (a stage not run here: from its files);
+- :mod:`~prefjudge.experiment.tables`: the plan, failures, leaderboard and judges tables.
 """

@@ -11,7 +11,9 @@ Nothing is remembered between runs but the verdict files: a round's target is a 
 of judgments in all (round 0 included), and a rerun compares it with the verdicts on
 disk, so a killed run resumes inside the round it was in and a finished run judges
 nothing. Which pairs of a model pair are judged is the judge's order (``--limit`` takes
-the first N); the rounds choose how many per model pair.
+the first N); the rounds choose how many per model pair. The verdicts on disk are read
+as the judge's journal resumes them (:func:`prefjudge.experiment.resume.journal_records`,
+the count the plan's progress makes too).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from prefjudge.experiment.plan import JudgePair, JudgeRounds
-from prefjudge.io import read_existing
+from prefjudge.experiment.resume import journal_records
 from prefjudge.ranking.suggest import belief_from_counts, counts_from_battles, plan_round
 from prefjudge.records import battle_of
 from prefjudge.reporting import Reporter
@@ -77,7 +79,7 @@ def judge_in_rounds(plan: JudgeRounds, judge: Callable[[JudgePair, int], None],
     exhausted: set[tuple[str, str]] = set()
     log: list[dict[str, Any]] = []
     for number in range(1, plan.rounds + 1):
-        verdicts = {pair: read_existing(pair.output) for pair in plan.pairs}
+        verdicts = {pair: journal_records(pair.output) for pair in plan.pairs}
         spent = sum(len(records) for records in verdicts.values())
         target = plan.target(number)
         entry: dict[str, Any] = {"round": number, "target": target, "planned": 0, "judged": 0,
@@ -102,7 +104,7 @@ def judge_in_rounds(plan: JudgeRounds, judge: Callable[[JudgePair, int], None],
             before = len(verdicts[pair])
             reporter.note(f"  {pair.model_a} vs {pair.model_b}: {before} → {before + more}")
             judge(pair, before + more)
-            after = len(read_existing(pair.output))
+            after = len(journal_records(pair.output))
             entry["judged"] += after - before
             if after < before + more:  # fewer pairs to judge than the plan thought
                 exhausted.add(_key(pair))

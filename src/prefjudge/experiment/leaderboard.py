@@ -1,13 +1,20 @@
 """The merged leaderboard of an experiment: judge Elo beside the deterministic scores.
 
-Per model: the judge's Bradley–Terry Elo with its interval and rank range (from
-``ratings.json``), pass@1 (and EvalPlus's base and plus pass@1 for HumanEval+/MBPP+
+Per model: the judge's Bradley–Terry Elo with its interval and rank range (the ``rank``
+stage's ratings), pass@1 (and EvalPlus's base and plus pass@1 for HumanEval+/MBPP+
 tasks), IF (instruction- and task-level) from its score summary, the IF/Func composite
-``alpha * IF + (1 - alpha) * pass@1`` (IF instruction-level), and how many battles it
-fought and how many of its judgments and generations were errors (failed model requests:
-in no rate). Per judge (method and model): its verdicts, errors, position consistency
-(the share of decided pairs whose two orders agreed) and tie rate, as arena-hard reports
-them. Written as ``leaderboard.csv`` and ``.json``, printed as tables, and plotted.
+(:func:`prefjudge.ranking.composite.composite_score`, IF instruction-level), and how many
+battles it fought and how many of its judgments and generations were errors (failed model
+requests: in no rate). Per judge (method and model): its verdicts, errors, position
+consistency (the share of decided pairs whose two orders agreed) and tie rate, as
+arena-hard reports them. Written as ``leaderboard.csv`` and ``.json``, printed as tables,
+and plotted.
+
+The leaderboard is built from :class:`Facts`: what the earlier stages made. ``run`` hands
+it the facts its stages returned (:mod:`prefjudge.experiment.outcomes`); a stage that did
+not run in this process is read from its files, each through the one reader of that
+stage's output here (:func:`read_summary`, :func:`read_verdicts`, :func:`read_ratings`,
+:func:`read_generation_errors`). :func:`build` is the leaderboard of the files alone.
 """
 
 from __future__ import annotations
@@ -15,11 +22,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefjudge.io import read_existing, summary_path, write_json
-from prefjudge.records import battle_of, generation_failed
+from prefjudge.experiment.resume import journal_records, verdict_failed
+from prefjudge.io import summary_path, write_json
+from prefjudge.ranking.composite import composite_score
+from prefjudge.records import Verdict, battle_of, generation_failed
 
 COLUMNS = (
     "model", "elo", "elo_lower", "elo_upper", "rank", "rank_lower", "rank_upper",
@@ -29,8 +40,33 @@ COLUMNS = (
 JUDGE_COLUMNS = ("judge", "verdicts", "errors", "position_consistency", "tie_rate")
 """Columns of :func:`judges`."""
 
+VerdictLike = Verdict | Mapping[str, Any]
+"""A verdict: as the judge stage returned it, or its record as read from its file."""
 
-def _ratings(path: Path) -> dict[str, dict[str, Any]]:
+
+@dataclass(frozen=True)
+class Facts:
+    """What the leaderboard is made of, per model and per verdict file.
+
+    Attributes:
+        summaries: Each model's score summary row (``models[0]`` of its
+            ``.summary.json``; empty when there is none), in the experiment's order.
+        generation_errors: Each model's failed generations.
+        verdicts: Every current verdict file's verdicts, in file-name order.
+        ratings: The ``rank`` stage's ratings by model (empty without a judge).
+    """
+
+    summaries: Sequence[Mapping[str, Any]]
+    generation_errors: Sequence[int]
+    verdicts: Sequence[Sequence[VerdictLike]]
+    ratings: Mapping[str, Mapping[str, Any]]
+
+
+# -- the one reader of each stage's output that the leaderboard uses -----------------------
+
+
+def read_ratings(path: Path) -> dict[str, dict[str, Any]]:
+    """The ratings of a ``rank --json`` file by model (empty when it is not there)."""
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -38,7 +74,11 @@ def _ratings(path: Path) -> dict[str, dict[str, Any]]:
     return {str(row["model"]): row for row in rows or [] if isinstance(row, dict)}
 
 
-def _summary(scores: Path) -> dict[str, Any]:
+def read_summary(scores: Path) -> dict[str, Any]:
+    """The score summary row of one model's ``score`` output (empty when there is none).
+
+    The summary is beside the output (:func:`prefjudge.io.summary_path`).
+    """
     path = summary_path(scores, ".json")
     if not path.exists():
         return {}
@@ -46,7 +86,52 @@ def _summary(scores: Path) -> dict[str, Any]:
     return models[0] if models else {}
 
 
-def _judgment_counts(models: list[str], judgment_files: list[Path]
+def read_verdicts(path: Path) -> list[dict[str, Any]]:
+    """The verdict records of a judge stage's output (empty when it is not there)."""
+    return journal_records(path)
+
+
+def read_generation_errors(path: Path) -> int:
+    """Failed generations (:func:`prefjudge.records.generation_failed`) of a generation file."""
+    return sum(1 for record in journal_records(path) if generation_failed(record))
+
+
+def generation_errors(summary: Mapping[str, Any], generations: Path) -> int:
+    """A model's failed generations: its score summary's ``gen_errors``, else its file's.
+
+    The score stage counts every generation of the file it scored, the failed ones as
+    ``gen_errors``; a summary without it (none, or an older one) leaves the count to the
+    generation file.
+    """
+    counted = summary.get("gen_errors")
+    return int(counted) if counted is not None else read_generation_errors(generations)
+
+
+def facts_from_files(score_files: Sequence[Path], generation_files: Sequence[Path],
+                     judgment_files: Iterable[Path], ratings_json: Path) -> Facts:
+    """The leaderboard's facts read from the stages' files alone."""
+    summaries = [read_summary(path) for path in score_files]
+    return Facts(
+        summaries=summaries,
+        generation_errors=[generation_errors(summary, gens) for summary, gens
+                           in zip(summaries, generation_files, strict=True)],
+        verdicts=[read_verdicts(path) for path in judgment_files],
+        ratings=read_ratings(ratings_json),
+    )
+
+
+# -- verdicts ------------------------------------------------------------------------------
+
+
+def _field(verdict: VerdictLike, name: str) -> Any:
+    return verdict.get(name) if isinstance(verdict, Mapping) else getattr(verdict, name)
+
+
+def _battle(verdict: VerdictLike) -> Any:
+    return battle_of(verdict) if isinstance(verdict, Mapping) else verdict.battle()
+
+
+def _judgment_counts(models: list[str], verdict_files: Sequence[Sequence[VerdictLike]]
                      ) -> tuple[dict[str, int], dict[str, int]]:
     """Per model: its battles (:func:`prefjudge.records.battle_of`) and its failed judgments.
 
@@ -55,11 +140,12 @@ def _judgment_counts(models: list[str], judgment_files: list[Path]
     """
     battles = dict.fromkeys(models, 0)
     judge_errors = dict.fromkeys(models, 0)
-    for path in judgment_files:
-        for record in read_existing(path) if path.exists() else []:
-            if record.get("status") == "error":
-                counts, sides = judge_errors, (record.get("model_a"), record.get("model_b"))
-            elif (battle := battle_of(record)) is not None:
+    for verdicts in verdict_files:
+        for verdict in verdicts:
+            if verdict_failed(verdict):
+                counts = judge_errors
+                sides = (_field(verdict, "model_a"), _field(verdict, "model_b"))
+            elif (battle := _battle(verdict)) is not None:
                 counts, sides = battles, (battle.model_a, battle.model_b)
             else:
                 continue
@@ -69,30 +155,29 @@ def _judgment_counts(models: list[str], judgment_files: list[Path]
     return battles, judge_errors
 
 
-def build(models: list[str], score_files: list[Path], generation_files: list[Path],
-          judgment_files: list[Path], ratings_json: Path, alpha: float) -> list[dict[str, Any]]:
-    """One row per model (in the experiment's order of models).
+# -- the rows ------------------------------------------------------------------------------
+
+
+def rows_of(models: list[str], facts: Facts, alpha: float) -> list[dict[str, Any]]:
+    """One row per model, from the facts (sorted by Elo, then composite).
 
     Args:
         models: Model names, as the experiment lists them.
-        score_files: Each model's ``score`` output (its ``.summary.json`` beside it).
-        generation_files: Each model's generations (errors are counted).
-        judgment_files: Every pair's verdicts (battles and errors are counted; a verdict
-            decided by no evidence is neither).
-        ratings_json: ``rank --json`` output (absent when there was no judge).
+        facts: What the stages made (:class:`Facts`).
         alpha: Weight of IF in the composite.
+
+    Returns:
+        Rows with :data:`COLUMNS`.
     """
-    ratings = _ratings(ratings_json)
-    battles, judge_errors = _judgment_counts(models, judgment_files)
+    battles, judge_errors = _judgment_counts(models, facts.verdicts)
     rows = []
-    for name, scores, gens in zip(models, score_files, generation_files, strict=True):
-        summary = _summary(scores)
-        rating = ratings.get(name, {})
-        gen_errors = sum(1 for record in read_existing(gens) if generation_failed(record))
+    for name, summary, gen_errors in zip(models, facts.summaries, facts.generation_errors,
+                                         strict=True):
+        rating = facts.ratings.get(name, {})
         pass1, if_instruction = summary.get("pass1"), summary.get("if_instruction")
         composite = None
         if pass1 is not None and if_instruction is not None:
-            composite = alpha * if_instruction + (1 - alpha) * pass1
+            composite = composite_score(pass1, if_instruction, alpha)
         rows.append({
             "model": name,
             "elo": rating.get("rating"), "elo_lower": rating.get("lower"),
@@ -110,8 +195,26 @@ def build(models: list[str], score_files: list[Path], generation_files: list[Pat
     return rows
 
 
-def judges(judgment_files: list[Path]) -> list[dict[str, Any]]:
-    """One row per judge (method and judge model) of the verdict files.
+def build(models: list[str], score_files: list[Path], generation_files: list[Path],
+          judgment_files: list[Path], ratings_json: Path, alpha: float) -> list[dict[str, Any]]:
+    """One row per model (in the experiment's order of models), from the files alone.
+
+    Args:
+        models: Model names, as the experiment lists them.
+        score_files: Each model's ``score`` output (its ``.summary.json`` beside it).
+        generation_files: Each model's generations (errors are counted when the summary
+            does not count them).
+        judgment_files: Every pair's verdicts (battles and errors are counted; a verdict
+            decided by no evidence is neither).
+        ratings_json: ``rank --json`` output (absent when there was no judge).
+        alpha: Weight of IF in the composite.
+    """
+    facts = facts_from_files(score_files, generation_files, judgment_files, ratings_json)
+    return rows_of(models, facts, alpha)
+
+
+def judge_rows(verdict_files: Sequence[Sequence[VerdictLike]]) -> list[dict[str, Any]]:
+    """One row per judge (method and judge model) of the verdicts, in order of appearance.
 
     ``position_consistency`` is the share of its verdicts judged in both orders whose two
     orders agreed (``position_consistent``); ``tie_rate`` the share of its battles that are
@@ -119,32 +222,38 @@ def judges(judgment_files: list[Path]) -> list[dict[str, Any]]:
     count.
 
     Args:
-        judgment_files: Every pair's verdicts.
+        verdict_files: Every pair's verdicts.
 
     Returns:
-        Rows with :data:`JUDGE_COLUMNS`, in order of first appearance.
+        Rows with :data:`JUDGE_COLUMNS`.
     """
     counts: dict[str, dict[str, int]] = {}
-    for path in judgment_files:
-        for record in read_existing(path):
-            name = " · ".join(str(part) for part in (record.get("method"),
-                                                      record.get("judge_model")) if part)
+    for verdicts in verdict_files:
+        for verdict in verdicts:
+            name = " · ".join(str(part) for part in (_field(verdict, "method"),
+                                                      _field(verdict, "judge_model")) if part)
             seen = counts.setdefault(name or "judge", dict.fromkeys(
                 ("verdicts", "errors", "both_orders", "consistent", "battles", "ties"), 0))
             seen["verdicts"] += 1
-            if record.get("status") == "error":
+            if verdict_failed(verdict):
                 seen["errors"] += 1
                 continue
-            if record.get("position_consistent") is not None:
+            consistent = _field(verdict, "position_consistent")
+            if consistent is not None:
                 seen["both_orders"] += 1
-                seen["consistent"] += bool(record["position_consistent"])
-            if (battle := battle_of(record)) is not None:
+                seen["consistent"] += bool(consistent)
+            if (battle := _battle(verdict)) is not None:
                 seen["battles"] += 1
                 seen["ties"] += battle.winner == "tie"
     return [{"judge": name, "verdicts": seen["verdicts"], "errors": seen["errors"],
              "position_consistency": _share(seen["consistent"], seen["both_orders"]),
              "tie_rate": _share(seen["ties"], seen["battles"])}
             for name, seen in counts.items()]
+
+
+def judges(judgment_files: list[Path]) -> list[dict[str, Any]]:
+    """One row per judge of the verdict files (:func:`judge_rows` of the files read)."""
+    return judge_rows([read_verdicts(path) for path in judgment_files])
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -251,9 +251,44 @@ def build_plan(
     """
     root = (base / experiment.experiment.results / experiment.experiment.name).resolve()
     cache = root / "cache.sqlite"
-    bench = experiment.benchmark
-    seed = experiment.experiment.seed
     augmented = root / "augmented.jsonl"
+    stages = [_augment_stage(experiment, base, augmented, cache, n_tasks)]
+    gen_files = _generate_stages(experiment, root, augmented, cache, n_tasks, stages)
+    score_files = _score_stages(experiment, root, augmented, gen_files, score_engine, stages)
+    merged_scores = root / "scores.jsonl"
+    stages.append(
+        Stage("merge-scores", "merge scores", merged_scores, inputs=list(score_files.values()))
+    )
+    judgment_files: list[Path] = []
+    if experiment.judge is not None and len(experiment.models) > 1:
+        files = _Files(root, cache, augmented, gen_files, score_files)
+        judgment_files = _judge_stages(experiment, base, files, n_tasks, judge_engine, stages)
+        stages += _rank_stages(experiment, root, judgment_files)
+    if experiment.correlate is not None:
+        stages.append(_correlate_stage(experiment, base, root, merged_scores))
+    if experiment.personas is not None:
+        stages += _persona_stages(experiment, root, augmented, gen_files, n_tasks, cache)
+    stages += _closing_stages(experiment, root, merged_scores,
+                              [*score_files.values(), *judgment_files])
+    return root, stages
+
+
+@dataclass(frozen=True)
+class _Files:
+    """The files the judge stages read: results folder, cache, tasks, generations, scores."""
+
+    root: Path
+    cache: Path
+    augmented: Path
+    generations: dict[str, Path]
+    scores: dict[str, Path]
+
+
+def _augment_stage(
+    experiment: Experiment, base: Path, augmented: Path, cache: Path, n_tasks: int
+) -> Stage:
+    """The augment stage: the benchmark slice with instructions added."""
+    bench = experiment.benchmark
     spec = experiment.augment
     augment_backend, sampling = None, Sampling(**SELECTOR_SAMPLING)
     augment_requests = 0
@@ -272,20 +307,28 @@ def build_plan(
         subset=bench.subset or None,
         sampling=sampling,
     )
-    stages = [
-        Stage(
-            "augment",
-            "augment",
-            augmented,
-            augment,
-            augment_backend,
-            requests=augment_requests,
-            records=n_tasks,
-            bound="≥" if augment_requests else "",
-        )
-    ]
+    return Stage(
+        "augment",
+        "augment",
+        augmented,
+        augment,
+        augment_backend,
+        requests=augment_requests,
+        records=n_tasks,
+        bound="≥" if augment_requests else "",
+    )
+
+
+def _generate_stages(
+    experiment: Experiment,
+    root: Path,
+    augmented: Path,
+    cache: Path,
+    n_tasks: int,
+    stages: list[Stage],
+) -> dict[str, Path]:
+    """Add each model's generate stage to ``stages``; return the generation files by model."""
     gen_files: dict[str, Path] = {}
-    score_files: list[Path] = []
     chosen = experiment.generate.protocols
     protocols = PROTOCOLS if len(set(chosen)) > 1 else (chosen[0],)
     ks = tuple(parse_ks(experiment.generate.ks))
@@ -313,9 +356,22 @@ def build_plan(
                 records=n_tasks * len(protocols) * len(ks) * settings.samples,
             )
         )
+    return gen_files
+
+
+def _score_stages(
+    experiment: Experiment,
+    root: Path,
+    augmented: Path,
+    gen_files: dict[str, Path],
+    score_engine: ScoringEngine | None,
+    stages: list[Stage],
+) -> dict[str, Path]:
+    """Add each model's score stage to ``stages``; return the score files by model."""
+    score_files: dict[str, Path] = {}
     for model in experiment.models:
         scores = root / "scores" / f"{model.slug()}.jsonl"
-        score_files.append(scores)
+        score_files[model.name] = scores
         stages.append(
             Stage(
                 "score",
@@ -325,109 +381,158 @@ def build_plan(
                     gen_files[model.name],
                     output=scores,
                     tasks=(str(augmented),),
-                    ci_seed=seed,
+                    ci_seed=experiment.experiment.seed,
                     engine=score_engine,
                 ),
             )
         )
-    merged_scores = root / "scores.jsonl"
-    stages.append(Stage("merge-scores", "merge scores", merged_scores, inputs=score_files))
+    return score_files
+
+
+def _judge_stages(
+    experiment: Experiment,
+    base: Path,
+    files: _Files,
+    n_tasks: int,
+    judge_engine: JudgingEngine | None,
+    stages: list[Stage],
+) -> list[Path]:
+    """Add a judge stage per model pair (and the suggested rounds); return the verdict files.
+
+    A method that finds facts (``evidence``, ``hybrid``) is given the two models' score
+    files: the score stages, before it, ran each generation's tests once, and the judge
+    takes the results from their records (:mod:`prefjudge.judge.facts.from_scores`).
+    """
     judge = experiment.judge
+    assert judge is not None
+    per_pair = generations_per_model(experiment, n_tasks)
+    if judge.pairs != "all":
+        per_pair = min(per_pair, int(judge.pairs))
+    traits = method_traits(judge.method, judge.fallback)
+    adaptive = judge.strategy == "suggest"
+    limit = (
+        min(judge.seed_judgments, per_pair)
+        if adaptive
+        else (None if judge.pairs == "all" else int(judge.pairs))
+    )
+    judge_backend = (
+        stage_backend(judge, files.cache, max_tokens=judge.max_tokens)
+        if traits.needs_model
+        else None
+    )
+    sampling = (
+        judge_backend.sampling(**JUDGE_SAMPLING)
+        if judge_backend is not None
+        else Sampling(**JUDGE_SAMPLING)
+    )
     judgment_files: list[Path] = []
-    if judge is not None and len(experiment.models) > 1:
-        per_pair = generations_per_model(experiment, n_tasks)
-        if judge.pairs != "all":
-            per_pair = min(per_pair, int(judge.pairs))
-        traits = method_traits(judge.method, judge.fallback)
-        adaptive = judge.strategy == "suggest"
-        limit = (
-            min(judge.seed_judgments, per_pair)
-            if adaptive
-            else (None if judge.pairs == "all" else int(judge.pairs))
-        )
-        judge_backend = (
-            stage_backend(judge, cache, max_tokens=judge.max_tokens) if traits.needs_model else None
-        )
-        judge_sampling = (
-            judge_backend.sampling(**JUDGE_SAMPLING)
-            if judge_backend is not None
-            else Sampling(**JUDGE_SAMPLING)
-        )
-        judge_pairs = []
-        for a, b in itertools.combinations(experiment.models, 2):
-            out = root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
-            judgment_files.append(out)
-            settings = JudgeFileSettings(
-                inputs=(str(gen_files[a.name]), str(gen_files[b.name])),
-                output=out,
-                method=judge.method,
-                tasks=(str(augmented),),
-                tests=(str(augmented),) if traits.needs_tests else (),  # the tasks keep tests
-                criterion=judge.criterion if traits.needs_tests else None,
-                fallback=judge.fallback if _uses_fallback(traits, judge.method) else "criteralign",
-                guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
-                sampling=judge_sampling,
-                engine=judge_engine if traits.needs_tests else None,
-                regenerated=True,  # the score stages refuse any other change first
-            )
-            judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
-            stages.append(
-                Stage(
-                    "judge",
-                    f"judge {a.name} vs {b.name}" + (" (round 0)" if adaptive else ""),
-                    out,
-                    replace(settings, limit=limit),
-                    judge_backend,
-                    requests=(limit if adaptive else per_pair) * traits.calls_per_pair,
-                    records=limit if adaptive else per_pair,
-                    bound=traits.calls_bound,
-                )
-            )
-        if adaptive:
-            stages.append(
-                _rounds_stage(experiment, root, judge_pairs, per_pair, traits.calls_per_pair)
-            )
-        battles = root / "battles.jsonl"
-        stages.append(Stage("merge-battles", "merge battles", battles, inputs=judgment_files))
-        rank = experiment.rank
+    judge_pairs = []
+    for a, b in itertools.combinations(experiment.models, 2):
+        out = files.root / "judgments" / f"{a.slug()}__{b.slug()}.jsonl"
+        judgment_files.append(out)
+        settings = _judge_settings(experiment, base, files, (a, b), out, traits, sampling,
+                                   judge_engine)
+        judge_pairs.append(JudgePair(a.name, b.name, out, settings, judge_backend))
         stages.append(
             Stage(
-                "rank",
-                "rank",
-                root / "ratings.csv",
-                RankSettings(
-                    battles,
-                    output=root / "ratings.csv",
-                    json_path=root / "ratings.json",
-                    plot_path=root / "ratings.png",
-                    ties=rank.ties,
-                    alpha=rank.alpha,
-                    n_resamples=rank.bootstrap,
-                    seed=seed,
-                ),
+                "judge",
+                f"judge {a.name} vs {b.name}" + (" (round 0)" if adaptive else ""),
+                out,
+                replace(settings, limit=limit),
+                judge_backend,
+                requests=(limit if adaptive else per_pair) * traits.calls_per_pair,
+                records=limit if adaptive else per_pair,
+                bound=traits.calls_bound,
             )
         )
-    if experiment.correlate is not None:
-        correlate = experiment.correlate
+    if adaptive:
         stages.append(
-            Stage(
-                "correlate",
-                "correlate",
-                root / "correlation.csv",
-                CorrelateSettings(
-                    merged_scores,
-                    elo=Path(resolve(base, correlate.elo)),
-                    output=root / "correlation.csv",
-                    json_path=root / "correlation.json",
-                    elo_model_col=correlate.elo_model_col or None,
-                    elo_col=correlate.elo_col or "rating",
-                ),
-            )
+            _rounds_stage(experiment, files.root, judge_pairs, per_pair, traits.calls_per_pair)
         )
-    if experiment.personas is not None:
-        stages += _persona_stages(experiment, root, augmented, gen_files, n_tasks, cache)
+    return judgment_files
+
+
+def _judge_settings(
+    experiment: Experiment,
+    base: Path,
+    files: _Files,
+    models: tuple[ModelSpec, ModelSpec],
+    out: Path,
+    traits: MethodTraits,
+    sampling: Sampling,
+    judge_engine: JudgingEngine | None,
+) -> JudgeFileSettings:
+    """One model pair's judging settings (without ``limit``)."""
+    judge = experiment.judge
+    assert judge is not None
+    a, b = models
+    augmented = str(files.augmented)
+    return JudgeFileSettings(
+        inputs=(str(files.generations[a.name]), str(files.generations[b.name])),
+        output=out,
+        method=judge.method,
+        tasks=(augmented,),
+        tests=(augmented,) if traits.needs_tests else (),  # the tasks keep tests
+        criterion=judge.criterion if traits.needs_tests else None,
+        fallback=judge.fallback if _uses_fallback(traits, judge.method) else "criteralign",
+        guidance=Path(resolve(base, judge.guidance)) if judge.guidance else None,
+        sampling=sampling,
+        engine=judge_engine if traits.needs_tests else None,
+        regenerated=True,  # the score stages refuse any other change first
+        # each generation's tests ran once, in its score stage: the facts come from there
+        scores=(files.scores[a.name], files.scores[b.name]) if traits.needs_tests else (),
+    )
+
+
+def _rank_stages(experiment: Experiment, root: Path, judgment_files: list[Path]) -> list[Stage]:
+    """Merge every verdict into the battles, and rank them."""
+    battles = root / "battles.jsonl"
+    rank = experiment.rank
+    return [
+        Stage("merge-battles", "merge battles", battles, inputs=judgment_files),
+        Stage(
+            "rank",
+            "rank",
+            root / "ratings.csv",
+            RankSettings(
+                battles,
+                output=root / "ratings.csv",
+                json_path=root / "ratings.json",
+                plot_path=root / "ratings.png",
+                ties=rank.ties,
+                alpha=rank.alpha,
+                n_resamples=rank.bootstrap,
+                seed=experiment.experiment.seed,
+            ),
+        ),
+    ]
+
+
+def _correlate_stage(experiment: Experiment, base: Path, root: Path, merged_scores: Path) -> Stage:
+    """Correlate the composite with the experiment's Elo file."""
+    correlate = experiment.correlate
+    assert correlate is not None
+    return Stage(
+        "correlate",
+        "correlate",
+        root / "correlation.csv",
+        CorrelateSettings(
+            merged_scores,
+            elo=Path(resolve(base, correlate.elo)),
+            output=root / "correlation.csv",
+            json_path=root / "correlation.json",
+            elo_model_col=correlate.elo_model_col or None,
+            elo_col=correlate.elo_col or "rating",
+        ),
+    )
+
+
+def _closing_stages(
+    experiment: Experiment, root: Path, merged_scores: Path, leaderboard_inputs: list[Path]
+) -> list[Stage]:
+    """The report, the leaderboard and the view, last."""
     title = f"prefjudge — {experiment.experiment.name}"
-    stages.append(
+    return [
         Stage(
             "report",
             "report",
@@ -436,29 +541,15 @@ def build_plan(
                 merged_scores,
                 output=root / "report.html",
                 n_resamples=experiment.report.bootstrap,
-                seed=seed,
+                seed=experiment.experiment.seed,
                 title=title,
                 source_name=str(merged_scores),
             ),
-        )
-    )
-    stages.append(
-        Stage(
-            "leaderboard",
-            "leaderboard",
-            root / "leaderboard.csv",
-            inputs=[*score_files, *judgment_files],
-        )
-    )
-    stages.append(
-        Stage(
-            "view",
-            "view",
-            root / "view.html",
-            ViewSettings(root, output=root / "view.html", title=title),
-        )
-    )
-    return root, stages
+        ),
+        Stage("leaderboard", "leaderboard", root / "leaderboard.csv", inputs=leaderboard_inputs),
+        Stage("view", "view", root / "view.html",
+              ViewSettings(root, output=root / "view.html", title=title)),
+    ]
 
 
 def _uses_fallback(traits: MethodTraits, method: str) -> bool:
@@ -538,9 +629,6 @@ def _persona_stages(
                 bound="≥",
             )
         )
-        originals = {
-            model.name: folder / "original" / f"{model.slug()}.jsonl" for model in experiment.models
-        }
         stages.append(
             Stage(
                 "persona-originals",
@@ -549,56 +637,90 @@ def _persona_stages(
                 inputs=[tasks, *gen_files.values()],
             )
         )
-        generated = {}
-        for model in experiment.models:
-            out = folder / "generations" / f"{model.slug()}.jsonl"
-            generated[model.name] = out
-            model_backend = _model_backend(experiment, model, cache)
-            stages.append(
-                Stage(
-                    "generate",
-                    f"persona {persona}: generate {model.name}",
-                    out,
-                    GenerateSettings(
-                        augmented=tasks,
-                        output=out,
-                        protocols=("single",),
-                        ks=(0,),
-                        model_name=model.name,
-                        sampling=model_backend.sampling(),
-                    ),
-                    model_backend,
-                    requests=n_tasks,
-                    records=n_tasks,
-                    bound="≤",
-                )
+        generated = _persona_generate_stages(experiment, persona, folder, n_tasks, cache, stages)
+        stages += _persona_compare_stages(experiment, persona, folder, augmented, generated,
+                                          n_tasks, backend)
+    return stages
+
+
+def _persona_generate_stages(
+    experiment: Experiment,
+    persona: str,
+    folder: Path,
+    n_tasks: int,
+    cache: Path,
+    stages: list[Stage],
+) -> dict[str, Path]:
+    """Add each model's answers to the persona's prompts; return their files by model."""
+    generated = {}
+    for model in experiment.models:
+        out = folder / "generations" / f"{model.slug()}.jsonl"
+        generated[model.name] = out
+        model_backend = _model_backend(experiment, model, cache)
+        stages.append(
+            Stage(
+                "generate",
+                f"persona {persona}: generate {model.name}",
+                out,
+                GenerateSettings(
+                    augmented=folder / "tasks.jsonl",
+                    output=out,
+                    protocols=("single",),
+                    ks=(0,),
+                    model_name=model.name,
+                    sampling=model_backend.sampling(),
+                ),
+                model_backend,
+                requests=n_tasks,
+                records=n_tasks,
+                bound="≤",
             )
-        for a, b in itertools.combinations(experiment.models, 2):
-            out = folder / f"{a.slug()}__{b.slug()}.jsonl"
-            stages.append(
-                Stage(
-                    "persona-compare",
-                    f"persona {persona}: {a.name} vs {b.name}",
+        )
+    return generated
+
+
+def _persona_compare_stages(
+    experiment: Experiment,
+    persona: str,
+    folder: Path,
+    augmented: Path,
+    generated: dict[str, Path],
+    n_tasks: int,
+    backend: BackendConfig,
+) -> list[Stage]:
+    """Compare every model pair as the persona, beside the original prompts' answers."""
+    spec = experiment.personas
+    assert spec is not None
+    originals = {
+        model.name: folder / "original" / f"{model.slug()}.jsonl" for model in experiment.models
+    }
+    stages = []
+    for a, b in itertools.combinations(experiment.models, 2):
+        out = folder / f"{a.slug()}__{b.slug()}.jsonl"
+        stages.append(
+            Stage(
+                "persona-compare",
+                f"persona {persona}: {a.name} vs {b.name}",
+                out,
+                CompareSettings(
+                    generated[a.name],
+                    generated[b.name],
+                    persona,
+                    (folder / "tasks.jsonl",),
                     out,
-                    CompareSettings(
-                        generated[a.name],
-                        generated[b.name],
-                        persona,
-                        (tasks,),
-                        out,
-                        original=(originals[a.name], originals[b.name]),
-                        original_tasks=(augmented,),
-                        original_judging=spec.original_judging,
-                        bootstrap=max(experiment.rank.bootstrap, 10),
-                        ci_seed=experiment.experiment.seed,
-                        sampling=backend.sampling(**COMPARE_SAMPLING),
-                    ),
-                    backend,
-                    requests=2 * 2 * n_tasks,
-                    records=2 * n_tasks,
-                    bound="≤",
-                )
+                    original=(originals[a.name], originals[b.name]),
+                    original_tasks=(augmented,),
+                    original_judging=spec.original_judging,
+                    bootstrap=max(experiment.rank.bootstrap, 10),
+                    ci_seed=experiment.experiment.seed,
+                    sampling=backend.sampling(**COMPARE_SAMPLING),
+                ),
+                backend,
+                requests=2 * 2 * n_tasks,
+                records=2 * n_tasks,
+                bound="≤",
             )
+        )
     return stages
 
 

@@ -12,6 +12,11 @@ A stage's :attr:`~prefjudge.experiment.plan.Stage.requests` are for its
 share of the records missing. Generations are counted by the planner ``generate`` itself
 resumes with (:class:`prefjudge.testbed.protocols.ProtocolRunner`), once the augmented
 tasks are there: a task with fewer instructions than a k makes no record for it.
+
+What an output holds is read once per count, as its journal resumes it
+(:func:`output_held`, :mod:`prefjudge.experiment.resume`), and the failed records among them are
+those the stage itself makes again with ``retry_errors``: the plan, the run's progress and
+its failures table all count through here.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from prefjudge.experiment.plan import Stage
-from prefjudge.io import read_existing
+from prefjudge.experiment.resume import journal_records, verdict_failed
 from prefjudge.persona.run import rejected_path
 from prefjudge.records import generation_failed
 from prefjudge.reporting import StageError
@@ -59,11 +65,12 @@ def requests_left(stage: Stage, *, retry_errors: bool = False) -> Left:
     """
     if not stage.requests or not stage.records:
         return Left(0, 0)
-    missing = min(max(_missing(stage), 0), stage.records)
+    held = output_held(stage)
+    missing = min(max(_missing(stage, held.records), 0), stage.records)
     # pairs waiting on a failed generation are not judged until it is made again
     waiting = min(waiting_pairs(stage), missing)
     missing -= waiting
-    failed = min(failed_records(stage) + waiting, stage.records - missing)
+    failed = min(held.failed + waiting, stage.records - missing)
     left = math.ceil(stage.requests * missing / stage.records)
     failed_requests = math.ceil(stage.requests * failed / stage.records) if failed else 0
     failed_requests = min(failed_requests, stage.requests - left)
@@ -73,11 +80,51 @@ def requests_left(stage: Stage, *, retry_errors: bool = False) -> Left:
     return Left(left, done, failed_requests)
 
 
+@dataclass(frozen=True)
+class Resumable:
+    """What a stage's outputs hold now, as its journal resumes them.
+
+    Attributes:
+        records: The records a rerun keeps (made again: none of them).
+        failed: Those of them that are failed model requests (``--retry-errors`` makes
+            them again).
+    """
+
+    records: int
+    failed: int
+
+
+def output_held(stage: Stage) -> Resumable:
+    """The records of a stage's output(s) and the failed ones among them: one read each.
+
+    The records are those a journal resumes from
+    (:func:`~prefjudge.experiment.resume.journal_records`); a failed one
+    is a generation whose model call failed (:func:`prefjudge.records.generation_failed`)
+    or a verdict in error (:func:`~prefjudge.experiment.resume.verdict_failed`): the
+    records ``generate`` and ``judge`` discard and make again with ``retry_errors``.
+    Other stages hold no failed request.
+
+    Args:
+        stage: A stage of the plan.
+
+    Returns:
+        The counts (0 for an output that is not there).
+    """
+    if stage.kind == "generate":
+        return _held([stage.output], generation_failed)
+    if stage.kind == "judge":
+        return _held([stage.output], verdict_failed)
+    if stage.kind == "judge-rounds" and stage.rounds is not None:
+        return _held([pair.output for pair in stage.rounds.pairs], verdict_failed)
+    return Resumable(_lines(stage.output), 0)
+
+
 def failed_records(stage: Stage) -> int:
     """Records of the stage's output that are failed model requests (0 for other stages).
 
     A generation whose model call failed (:func:`prefjudge.records.generation_failed`) or
-    a verdict with status ``error``: what ``--retry-errors`` makes again.
+    a verdict with status ``error``: what ``--retry-errors`` makes again
+    (:func:`output_held`).
 
     Args:
         stage: A stage of the plan.
@@ -85,13 +132,9 @@ def failed_records(stage: Stage) -> int:
     Returns:
         How many there are now.
     """
-    if stage.kind == "generate":
-        return _count(stage.output, generation_failed)
-    if stage.kind == "judge":
-        return _count(stage.output, _is_error)
-    if stage.kind == "judge-rounds" and stage.rounds is not None:
-        return sum(_count(pair.output, _is_error) for pair in stage.rounds.pairs)
-    return 0
+    if stage.kind not in ("generate", "judge", "judge-rounds"):
+        return 0
+    return output_held(stage).failed
 
 
 def waiting_pairs(stage: Stage) -> int:
@@ -118,32 +161,29 @@ def waiting_pairs(stage: Stage) -> int:
     return len(join_generations(*sides).waiting)
 
 
-def _is_error(record: dict) -> bool:
-    return record.get("status") == "error"
+def _held(paths: list[Path], failed: Callable[[dict[str, Any]], bool]) -> Resumable:
+    records = failures = 0
+    for path in paths:
+        for record in journal_records(path):
+            records += 1
+            failures += bool(failed(record))
+    return Resumable(records, failures)
 
 
-def _count(path: Path, failed: Callable[[dict], bool]) -> int:
-    """Records of a JSONL output for which ``failed`` holds (0 when it is not there)."""
-    if not path.exists():
-        return 0
-    return sum(1 for record in read_existing(path) if failed(record))
-
-
-def _missing(stage: Stage) -> int:
-    """Records the stage's output still lacks."""
+def _missing(stage: Stage, held: int) -> int:
+    """Records the stage's output still lacks, given the records it holds."""
     if stage.kind == "generate":
         found = _generations_missing(stage)
         if found is not None:
             return found
     if stage.kind == "judge-rounds" and stage.rounds is not None:
-        spent = sum(_lines(pair.output) for pair in stage.rounds.pairs)
-        return stage.rounds.budget - max(spent, stage.rounds.seeded)
+        return stage.rounds.budget - max(held, stage.rounds.seeded)
     if stage.kind == "persona-rewrite":
-        return stage.records - _lines(stage.output) - _lines(rejected_path(stage.output))
+        return stage.records - held - _lines(rejected_path(stage.output))
     if stage.kind == "persona-compare":  # two comparisons per task whose rewrite is kept
         rejected = sum(_lines(rejected_path(tasks)) for tasks in stage.settings.tasks)
-        return stage.records - 2 * rejected - _lines(stage.output)
-    return stage.records - _lines(stage.output)
+        return stage.records - 2 * rejected - held
+    return stage.records - held
 
 
 def _generations_missing(stage: Stage) -> int | None:
@@ -161,7 +201,7 @@ def _generations_missing(stage: Stage) -> int | None:
         return None
     try:
         tasks = read_augmented(settings.augmented, settings.ks)
-        done = {r["id"]: r for r in read_existing(settings.output) if "id" in r}
+        done = {r["id"]: r for r in journal_records(settings.output) if "id" in r}
         plan = ProtocolRunner(
             None,
             tasks,
@@ -189,4 +229,5 @@ def _lines(path: Path) -> int:
         return 0
 
 
-__all__ = ["Left", "failed_records", "requests_left", "waiting_pairs"]
+__all__ = ["Left", "Resumable", "failed_records", "output_held", "requests_left",
+           "waiting_pairs"]

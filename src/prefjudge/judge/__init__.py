@@ -3,7 +3,9 @@
 :func:`judge_pairs` judges pairs in chunks with any method and yields verdicts as each
 chunk finishes, so callers can journal them (``prefjudge judge`` resumes by ``pair_id``).
 What a method needs (a model, the pairs' tests) and what its model calls cost is its
-:func:`method_traits`, read from the method class's attributes.
+:func:`method_traits`, read from the method class's attributes. Each method registers
+itself by name (:mod:`.methods`: ``@judge_method("name")``); every list of method names
+(``--method``, ``--fallback``, the templates each renders) is read from that registry.
 
 * :mod:`.criteralign`, :mod:`.baselines` — the model-based methods; :mod:`.common` their
   shared settings, prompt assembly and cost ledger; :mod:`.facts` — the ``evidence`` and
@@ -27,19 +29,24 @@ from collections.abc import Iterator, Sequence
 from prefjudge.backends import Backend
 from prefjudge.features import TokenCounter, response_features, tokenizer_for
 from prefjudge.judge.baselines import Monolithic, Pointwise
-from prefjudge.judge.common import (
-    CallsBound,
-    JudgeMethod,
-    JudgeSettings,
-    Ledger,
-    MethodTraits,
-    OnResult,
-)
+from prefjudge.judge.common import JudgeSettings, Ledger, OnResult
 from prefjudge.judge.criteralign import CriterAlign
 from prefjudge.judge.facts.judge import EvidenceJudge, HybridJudge
+from prefjudge.judge.methods import (
+    METHOD_NAMES,
+    METHODS,
+    MODEL_METHOD_CLASSES,
+    MODEL_METHODS,
+    MethodTraits,
+    judge_method,
+    method_traits,
+    register_method,
+    unregister_method,
+)
 from prefjudge.records import Pair, Verdict
 
 
+@judge_method("evidence")
 class Evidence(EvidenceJudge):
     """``evidence``: facts decide every pair; no model is asked (:class:`EvidenceJudge`).
 
@@ -52,6 +59,7 @@ class Evidence(EvidenceJudge):
     needs_tests = True
 
 
+@judge_method("hybrid")
 class Hybrid(HybridJudge):
     """``hybrid``: facts first, the fallback method's model for the rest (:class:`HybridJudge`).
 
@@ -65,67 +73,11 @@ class Hybrid(HybridJudge):
     calls_bound = "≤"
 
 
-METHODS: dict[str, type[JudgeMethod]] = {
-    "criteralign": CriterAlign, "monolithic": Monolithic, "pointwise": Pointwise,
-    "evidence": Evidence, "hybrid": Hybrid,
-}
-MODEL_METHODS = tuple(name for name, cls in METHODS.items()
-                      if cls.needs_model and not cls.needs_tests and not cls.uses_fallback)
-"""The methods that only ask a judge model (``evidence`` asks none; ``hybrid`` asks one only
-for the pairs the evidence leaves undecided): what ``hybrid`` may fall back on."""
-Hybrid.fallback_methods = {name: METHODS[name] for name in MODEL_METHODS}
+Hybrid.fallback_methods = MODEL_METHOD_CLASSES  # a live view: every model-only method
 
-__all__ = ["METHODS", "MODEL_METHODS", "JudgeSettings", "MethodTraits", "judge_pairs",
-           "method_traits"]
-
-
-def _combined(own: CallsBound, inner: CallsBound) -> CallsBound:
-    """How calls are bounded when a method's own bound applies to a fallback's."""
-    if not inner or inner == own:
-        return own
-    return inner if not own else "about"
-
-
-def method_traits(method: str, fallback: str = "criteralign") -> MethodTraits:
-    """What a judging method needs (a model, tests) and what its model calls cost.
-
-    Read from the method's class attributes (:class:`~prefjudge.judge.common.JudgeMethod`);
-    a method whose model calls are its fallback's (``hybrid``) takes the fallback's calls
-    per pair, bounded from above by its own (fewer pairs reach the model) and so only
-    ``about`` right when the fallback's own count is a lower bound (CriterAlign).
-
-    Args:
-        method: A name of :data:`METHODS`.
-        fallback: The model-based method ``hybrid`` falls back on (ignored by the others).
-
-    Returns:
-        The traits.
-
-    Raises:
-        ValueError: On an unknown method, or a fallback that is not a model-based method.
-    """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose from {sorted(METHODS)}")
-    cls = METHODS[method]
-    if cls.uses_fallback:
-        if fallback not in MODEL_METHODS:
-            raise ValueError(f"{method}: the fallback must be a model-based method "
-                             f"({', '.join(MODEL_METHODS)}), not {fallback!r}")
-        inner = method_traits(fallback)
-        return MethodTraits(
-            needs_model=True,
-            needs_tests=cls.needs_tests,
-            model_method=inner.model_method,
-            calls_per_pair=inner.calls_per_pair,
-            calls_bound=_combined(cls.calls_bound, inner.calls_bound),
-        )
-    return MethodTraits(
-        needs_model=cls.needs_model,
-        needs_tests=cls.needs_tests,
-        model_method=method if cls.needs_model else None,
-        calls_per_pair=cls.calls_per_pair,
-        calls_bound=cls.calls_bound,
-    )
+__all__ = ["METHODS", "METHOD_NAMES", "MODEL_METHODS", "CriterAlign", "Evidence", "Hybrid",
+           "JudgeSettings", "MethodTraits", "Monolithic", "Pointwise", "judge_method",
+           "judge_pairs", "method_traits", "register_method", "unregister_method"]
 
 
 def judge_pairs(

@@ -21,15 +21,18 @@ from prefjudge.judge.common import (
     run_jobs,
 )
 from prefjudge.judge.criteralign import CriterAlign, PairState, verdict_record
+from prefjudge.judge.methods import judge_method
 from prefjudge.judge.prompts import fence
 from prefjudge.judge.schemas import MonolithicReply, keyed_items, pointwise_schema
 from prefjudge.records import CriterionVerdict, Pair, Verdict
 
 
+@judge_method("monolithic")
 class Monolithic(JudgeMethod):
     """One holistic verdict per order."""
 
     calls_per_pair = 2  # one verdict per order
+    template_stages = ("monolithic",)
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs (two calls each)."""
@@ -61,10 +64,12 @@ class Monolithic(JudgeMethod):
         return verdicts
 
 
+@judge_method("pointwise")
 class Pointwise(JudgeMethod):
     """Score each response alone against the stage-1 criteria; compare totals."""
 
     calls_per_pair = 3  # the criteria, then each response scored alone
+    template_stages = ("criteria", "pointwise")
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
         super().__init__(backend, settings, ledger)

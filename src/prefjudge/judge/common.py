@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
 from prefjudge.judge.guidance import Guidance
+from prefjudge.judge.methods import CallsBound
+from prefjudge.judge.methods import MethodTraits as MethodTraits  # its old home
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
 from prefjudge.records import Criterion, Pair, Side, Task, Usage, Verdict
@@ -33,7 +35,7 @@ class JudgeSettings:
     """How to judge.
 
     Attributes:
-        method: ``criteralign``, ``monolithic`` or ``pointwise``.
+        method: A registered method's name (:data:`prefjudge.judge.METHODS`).
         min_criteria: Fewest criteria to ask for (the paper: 16).
         max_criteria: Most criteria kept (the paper: 20); extra ones are dropped.
         refine: Split tied criteria into finer sub-criteria (stage 4).
@@ -204,39 +206,13 @@ class PromptBuilder:
         ]
 
 
-CallsBound = Literal["", "≥", "≤", "about"]
-"""How planned model calls bound the real ones: ``""`` exact, ``"≥"`` a lower bound,
-``"≤"`` an upper bound, ``"about"`` neither."""
-
-
-@dataclass(frozen=True)
-class MethodTraits:
-    """What a judging method needs and what it costs (see :func:`prefjudge.judge.method_traits`).
-
-    Attributes:
-        needs_model: It asks a judge model at all.
-        needs_tests: It runs the pairs' tests (``evidence``, ``hybrid``): ``--tests`` and
-            ``--criterion`` apply to it.
-        model_method: Whose model calls are made: the method itself, its fallback
-            (``hybrid``), or None when no model is asked (``evidence``).
-        calls_per_pair: Model calls per judged pair (a lower bound for CriterAlign, whose
-            tie refinement adds calls).
-        calls_bound: How planned calls (pairs × ``calls_per_pair``) bound the real ones.
-    """
-
-    needs_model: bool
-    needs_tests: bool
-    model_method: str | None
-    calls_per_pair: int
-    calls_bound: CallsBound
-
-
 class JudgeMethod:
     """Base of the judging methods: a backend, settings, a cost ledger and a prompt builder.
 
     Each method says, as class attributes, what it needs and costs; read them through
     :func:`prefjudge.judge.method_traits`, which resolves a method that delegates its model
-    calls to a fallback.
+    calls to a fallback. A method registers itself by name
+    (:func:`prefjudge.judge.methods.judge_method`).
 
     Attributes:
         needs_model: It asks a judge model.
@@ -246,6 +222,8 @@ class JudgeMethod:
         calls_per_pair: Model calls per judged pair (its own; a lower bound when
             ``calls_bound`` is ``≥``).
         calls_bound: How ``calls_per_pair`` bounds the real calls.
+        template_stages: The prompt templates it renders (``rubrics/judge/<stage>.md``),
+            checked before judging (:data:`prefjudge.judge.prompts.METHOD_STAGES`).
     """
 
     needs_model: ClassVar[bool] = True
@@ -253,6 +231,7 @@ class JudgeMethod:
     uses_fallback: ClassVar[bool] = False
     calls_per_pair: ClassVar[int] = 0
     calls_bound: ClassVar[CallsBound] = ""
+    template_stages: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, backend: Backend, settings: JudgeSettings, ledger: Ledger):
         self.backend = backend

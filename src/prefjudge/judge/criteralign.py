@@ -27,6 +27,7 @@ from prefjudge.judge.common import (
     order_replies,
     run_jobs,
 )
+from prefjudge.judge.methods import judge_method
 from prefjudge.judge.schemas import (
     criteria_schema,
     criterion_judge_schema,
@@ -83,11 +84,13 @@ def verdicts_text(verdicts: list[CriterionVerdict], swapped: bool) -> str:
     return "\n".join(lines) if lines else "(no criterion verdict survived the order swap)"
 
 
+@judge_method("criteralign")
 class CriterAlign(JudgeMethod):
     """The CriterAlign pipeline over chunks of pairs."""
 
     calls_per_pair = 5  # criteria, two judgings, two syntheses
     calls_bound = "≥"  # tie refinement adds calls
+    template_stages = ("criteria", "criterion_judge", "refine", "synthesis")
 
     def judge(self, pairs: list[Pair], on_result: OnResult | None = None) -> list[Verdict]:
         """Judge a chunk of pairs through all five stages.

@@ -166,6 +166,76 @@ def _confusion(
     return {g: {p: int(counts[(g, p)]) for p in columns} for g in rows}
 
 
+def _half_credit(gold: str | None, pred: str | None) -> float:
+    """1 for agreement, 0.5 for a tie against a preference, else 0."""
+    return 1.0 if gold == pred else (0.5 if pred == "tie" and gold != "tie" else 0.0)
+
+
+def _agreement(labelled: list[Verdict], gold: list[str], pred: list[str],
+               labels: Sequence[str], n_resamples: int, seed: int) -> dict[str, Any]:
+    """Accuracy (three ways) and macro-F1 of the judged verdicts, with bootstrap intervals."""
+    n_ok = len(gold)
+    correct = np.array([g == p for g, p in zip(gold, pred, strict=True)], dtype=float)
+    half = np.array([_half_credit(g, p) for g, p in zip(gold, pred, strict=True)], dtype=float)
+    classes = [c for c in labels if c in set(gold) | set(pred)]
+    codes = {c: i for i, c in enumerate(dict.fromkeys([*labels, *gold, *pred]))}
+    gold_coded = np.array([codes[g] for g in gold], dtype=int)
+    pred_coded = np.array([codes[p] for p in pred], dtype=int)
+    class_codes = [codes[c] for c in classes]
+
+    accuracy = float(correct.mean()) if n_ok else None
+    macro_f1 = float(_macro_f1_coded(gold_coded, pred_coded, class_codes)) if classes else None
+    accuracy_ci = macro_f1_ci = half_ci = None
+    if n_ok and n_resamples > 0:
+        idx = resample_indices(n_ok, n_resamples, seed)
+        accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
+        half_ci = _percentile_ci(half[idx].mean(axis=1))
+    # over every labelled pair: an error (the judge could not decide) scores like a tie
+    every = np.array(
+        [
+            _half_credit(v.label, v.preferred) if _judged(v)
+            else (0.5 if v.label != "tie" else 0.0)
+            for v in labelled
+        ],
+        dtype=float,
+    )
+    every_ci = None
+    if every.size and n_resamples > 0:
+        every_idx = resample_indices(every.size, n_resamples, seed)
+        every_ci = _percentile_ci(every[every_idx].mean(axis=1))
+        if classes:
+            macro_f1_ci = _percentile_ci(
+                _macro_f1_coded(gold_coded[idx], pred_coded[idx], class_codes)
+            )
+    return {
+        "accuracy": accuracy,
+        "accuracy_ci": accuracy_ci,
+        "accuracy_ties_half": float(half.mean()) if n_ok else None,
+        "accuracy_ties_half_ci": half_ci,
+        "accuracy_all_half": float(every.mean()) if every.size else None,
+        "accuracy_all_half_ci": every_ci,
+        "macro_f1": macro_f1,
+        "macro_f1_ci": macro_f1_ci,
+        "classes": classes,
+    }
+
+
+def _by_category(labelled: list[Verdict]) -> dict[str, dict[str, Any]]:
+    """Category → ``{n, n_ok, accuracy}`` over the verdicts that have a category."""
+    by_category: dict[str, dict[str, Any]] = {}
+    categories = sorted({v.category for v in labelled if v.category is not None})
+    for category in categories:
+        members = [v for v in labelled if v.category == category]
+        ok = [v for v in members if _judged(v)]
+        right = sum(v.preferred == v.label for v in ok)
+        by_category[category] = {
+            "n": len(members),
+            "n_ok": len(ok),
+            "accuracy": _ratio(right, len(ok)),
+        }
+    return by_category
+
+
 def evaluate_verdicts(
     verdicts: list[Verdict],
     *,
@@ -211,69 +281,13 @@ def evaluate_verdicts(
     gold = [str(v.label) for v in judged]
     pred = [str(v.preferred) for v in judged]
     n_ok = len(judged)
-
-    correct = np.array([g == p for g, p in zip(gold, pred, strict=True)], dtype=float)
-    half = np.array(
-        [
-            1.0 if g == p else (0.5 if p == "tie" and g != "tie" else 0.0)
-            for g, p in zip(gold, pred, strict=True)
-        ],
-        dtype=float,
-    )
-    classes = [c for c in labels if c in set(gold) | set(pred)]
-    codes = {c: i for i, c in enumerate(dict.fromkeys([*labels, *gold, *pred]))}
-    gold_coded = np.array([codes[g] for g in gold], dtype=int)
-    pred_coded = np.array([codes[p] for p in pred], dtype=int)
-    class_codes = [codes[c] for c in classes]
-
-    accuracy = float(correct.mean()) if n_ok else None
-    macro_f1 = float(_macro_f1_coded(gold_coded, pred_coded, class_codes)) if classes else None
-    accuracy_ci = macro_f1_ci = half_ci = None
-    if n_ok and n_resamples > 0:
-        idx = resample_indices(n_ok, n_resamples, seed)
-        accuracy_ci = _percentile_ci(correct[idx].mean(axis=1))
-        half_ci = _percentile_ci(half[idx].mean(axis=1))
-    # over every labelled pair: an error (the judge could not decide) scores like a tie
-    every = np.array(
-        [
-            (
-                1.0
-                if v.preferred == v.label
-                else (0.5 if v.preferred == "tie" and v.label != "tie" else 0.0)
-            )
-            if _judged(v)
-            else (0.5 if v.label != "tie" else 0.0)
-            for v in labelled
-        ],
-        dtype=float,
-    )
-    every_ci = None
-    if every.size and n_resamples > 0:
-        every_idx = resample_indices(every.size, n_resamples, seed)
-        every_ci = _percentile_ci(every[every_idx].mean(axis=1))
-        if classes:
-            macro_f1_ci = _percentile_ci(
-                _macro_f1_coded(gold_coded[idx], pred_coded[idx], class_codes)
-            )
-
+    agreement = _agreement(labelled, gold, pred, labels, n_resamples, seed)
+    classes = agreement["classes"]
     known_position = [v.position_consistent for v in judged if v.position_consistent is not None]
     known_rates = [
         float(v.inconsistency_rate) for v in labelled if v.inconsistency_rate is not None
     ]
     known_rates = [r for r in known_rates if math.isfinite(r)]
-
-    by_category: dict[str, dict[str, Any]] = {}
-    categories = sorted({v.category for v in labelled if v.category is not None})
-    for category in categories:
-        members = [v for v in labelled if v.category == category]
-        ok = [v for v in members if _judged(v)]
-        right = sum(v.preferred == v.label for v in ok)
-        by_category[category] = {
-            "n": len(members),
-            "n_ok": len(ok),
-            "accuracy": _ratio(right, len(ok)),
-        }
-
     return {
         "methods": sorted({v.method for v in labelled}),
         "n": len(labelled),
@@ -281,15 +295,7 @@ def evaluate_verdicts(
         "n_error": len(labelled) - n_ok,
         "n_unlabelled": len(verdicts) - len(labelled),
         "n_undecided": sum(v.decided_by == NO_EVIDENCE for v in judged),
-        "accuracy": accuracy,
-        "accuracy_ci": accuracy_ci,
-        "accuracy_ties_half": float(half.mean()) if n_ok else None,
-        "accuracy_ties_half_ci": half_ci,
-        "accuracy_all_half": float(every.mean()) if every.size else None,
-        "accuracy_all_half_ci": every_ci,
-        "macro_f1": macro_f1,
-        "macro_f1_ci": macro_f1_ci,
-        "classes": classes,
+        **agreement,
         "per_class": _per_class(gold, pred, classes),
         "position_consistency": _ratio(sum(known_position), len(known_position)),
         "n_position_known": len(known_position),
@@ -302,7 +308,7 @@ def evaluate_verdicts(
             labels,
         ),
         "cost": _cost(labelled),
-        "by_category": by_category,
+        "by_category": _by_category(labelled),
         "decided_by": _decided_by(labelled),
         "n_boot": int(n_resamples),
         "seed": int(seed),

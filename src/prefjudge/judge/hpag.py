@@ -160,45 +160,9 @@ def _sample(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     return [rows[i] for i in sorted(keep.tolist())]
 
 
-def build_guidance(
-    pairs: Sequence[Pair],
-    backend: Backend,
-    out_dir: str | Path,
-    *,
-    source: str,
-    train_fraction: float = 0.2,
-    seed: int = 0,
-    sampling: Sampling | None = None,
-    min_category: int = 2,
-    on_result: OnResult | None = None,
-) -> BuildReport:
-    """Build a guidance folder from labelled pairs.
-
-    Args:
-        pairs: Labelled pairs (unlabelled ones are ignored).
-        backend: The judge model (also writes rationales and distils them).
-        out_dir: The guidance folder to write (created; existing lesson files are replaced).
-        source: Where the pairs came from (recorded with its SHA-256).
-        train_fraction: Share of labelled pairs used for building.
-        seed: Split seed (and the sampling seed when ``sampling`` has none).
-        sampling: Sampling for every call.
-        min_category: Fewest disagreements a category needs to get its own lessons.
-        on_result: Called per backend result (progress).
-
-    Returns:
-        The build report.
-
-    Raises:
-        GuidanceBuildError: When the global distillation fails (rationales are still written).
-    """
-    sampling = sampling or Sampling(max_tokens=1024, seed=seed)
-    train, held = split_pairs(pairs, train_fraction, seed)
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    settings = JudgeSettings(method="monolithic", sampling=sampling)
-    verdicts = list(judge_pairs(train, backend, settings, on_result=on_result))
-    by_id = {p.pair_id: p for p in train}
-    wrong = [v for v in verdicts if v.status == "ok" and v.preferred != v.label]
+def _rationales(wrong: list[Verdict], by_id: dict[str, Pair], backend: Backend,
+                sampling: Sampling, on_result: OnResult | None) -> list[dict[str, Any]]:
+    """One row per disagreement: the judge's rationale for it, or the error."""
     results: list[Result] = (
         backend.generate(
             [rationale_request(by_id[v.pair_id], v, sampling) for v in wrong], on_result=on_result
@@ -219,11 +183,16 @@ def build_guidance(
         else:
             row["error"] = f"{result.error_kind}: {result.error}"
         rows.append(row)
-    with (folder / "rationales.jsonl").open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(dumps_json(row) + "\n")
-    usable = [r for r in rows if "error" not in r]
-    scopes: list[tuple[str | None, list[dict[str, Any]]]] = []
+    return rows
+
+
+Scope = tuple[str | None, list[dict[str, Any]]]
+"""A distillation scope: its category (None: global) and its usable rationales."""
+
+
+def _scopes(usable: list[dict[str, Any]], min_category: int) -> list[Scope]:
+    """The global scope, then each category with at least ``min_category`` rationales."""
+    scopes: list[Scope] = []
     if usable:
         scopes.append((None, usable))
     by_category: dict[str, list[dict[str, Any]]] = {}
@@ -231,6 +200,16 @@ def build_guidance(
         if row["category"]:
             by_category.setdefault(row["category"], []).append(row)
     scopes += [(c, r) for c, r in sorted(by_category.items()) if len(r) >= min_category]
+    return scopes
+
+
+def _distil(scopes: list[Scope], folder: Path, backend: Backend, sampling: Sampling, seed: int,
+            on_result: OnResult | None) -> tuple[dict[str, str], list[str]]:
+    """Distil each scope into lessons and write the lesson files.
+
+    Returns:
+        ``(category files by category, failures)``.
+    """
     requests = [
         distil_request(
             f"distil:{name or '*'}",
@@ -261,8 +240,31 @@ def build_guidance(
             path.write_text(render_lessons(f"Category: {name}", reply), encoding="utf-8")
             category_files[name] = str(path.relative_to(folder))
     (folder / GLOBAL_FILE).write_text(render_lessons("Global guidance", lessons), "utf-8")
+    return category_files, failures
+
+
+def _manifest(
+    folder: Path,
+    *,
+    source: str,
+    pairs: Sequence[Pair],
+    train: Sequence[Pair],
+    held: Sequence[Pair],
+    seed: int,
+    train_fraction: float,
+    backend: Backend,
+    sampling: Sampling,
+    verdicts: list[Verdict],
+    wrong: list[Verdict],
+    rows: list[dict[str, Any]],
+    scopes: list[Scope],
+    category_files: dict[str, str],
+    failures: list[str],
+) -> dict[str, Any]:
+    """The guidance folder's manifest: where it came from, how it was built, what it holds."""
     judged = [v for v in verdicts if v.status == "ok"]
-    manifest = {
+    usable = [r for r in rows if "error" not in r]
+    return {
         "format": FORMAT,
         "name": folder.resolve().name,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -308,6 +310,57 @@ def build_guidance(
         "train_pair_ids": [p.pair_id for p in train],
         "train_fingerprints": sorted(pair_fingerprint(p) for p in train),
     }
+
+
+def build_guidance(
+    pairs: Sequence[Pair],
+    backend: Backend,
+    out_dir: str | Path,
+    *,
+    source: str,
+    train_fraction: float = 0.2,
+    seed: int = 0,
+    sampling: Sampling | None = None,
+    min_category: int = 2,
+    on_result: OnResult | None = None,
+) -> BuildReport:
+    """Build a guidance folder from labelled pairs.
+
+    Args:
+        pairs: Labelled pairs (unlabelled ones are ignored).
+        backend: The judge model (also writes rationales and distils them).
+        out_dir: The guidance folder to write (created; existing lesson files are replaced).
+        source: Where the pairs came from (recorded with its SHA-256).
+        train_fraction: Share of labelled pairs used for building.
+        seed: Split seed (and the sampling seed when ``sampling`` has none).
+        sampling: Sampling for every call.
+        min_category: Fewest disagreements a category needs to get its own lessons.
+        on_result: Called per backend result (progress).
+
+    Returns:
+        The build report.
+
+    Raises:
+        GuidanceBuildError: When the global distillation fails (rationales are still written).
+    """
+    sampling = sampling or Sampling(max_tokens=1024, seed=seed)
+    train, held = split_pairs(pairs, train_fraction, seed)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = JudgeSettings(method="monolithic", sampling=sampling)
+    verdicts = list(judge_pairs(train, backend, settings, on_result=on_result))
+    wrong = [v for v in verdicts if v.status == "ok" and v.preferred != v.label]
+    rows = _rationales(wrong, {p.pair_id: p for p in train}, backend, sampling, on_result)
+    with (folder / "rationales.jsonl").open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(dumps_json(row) + "\n")
+    scopes = _scopes([r for r in rows if "error" not in r], min_category)
+    category_files, failures = _distil(scopes, folder, backend, sampling, seed, on_result)
+    manifest = _manifest(
+        folder, source=source, pairs=pairs, train=train, held=held, seed=seed,
+        train_fraction=train_fraction, backend=backend, sampling=sampling, verdicts=verdicts,
+        wrong=wrong, rows=rows, scopes=scopes, category_files=category_files, failures=failures,
+    )
     write_json(folder / MANIFEST, manifest)
     report = BuildReport(folder=folder, manifest=manifest, verdicts=verdicts, rationales=rows)
     global_failure = next((f for f in failures if f.startswith("distil global")), None)

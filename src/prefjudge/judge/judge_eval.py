@@ -213,6 +213,74 @@ def _judge_settings(
     return judge_settings(settings, method, guidance)
 
 
+def _judge_model(methods: tuple[str, ...], traits: dict[str, Any],
+                 backend: Backend | None) -> Backend:
+    """The model the methods judge with: ``backend``, or :class:`NoModel` when none asks one.
+
+    Raises:
+        StageError: When a method asks a model and none was opened.
+    """
+    needs_model = any(t.needs_model for t in traits.values())
+    if needs_model and backend is None:
+        asking = ", ".join(m for m in methods if traits[m].needs_model)
+        raise StageError(f"--method {asking} asks a judge model, and none was opened")
+    return backend if needs_model and backend is not None else NoModel()
+
+
+def _judge_method(settings: JudgeEvalSettings, prepared: PreparedEvaluation, method: str,
+                  model: Backend, reporter: Reporter, path: Path) -> list[Verdict]:
+    """One method's verdicts on every pair, journaled in ``path`` (a rerun resumes)."""
+    judge = prepared.judges[method]
+    read = prepared.read
+    return judge_to_file(
+        prepared.pairs,
+        path,
+        judge,
+        model,
+        reporter,
+        stage="judge-eval",
+        inputs={"pairs": read.files.get("pairs", [])},
+        extra={
+            "format": settings.pairs_format,
+            **read.sources,
+            **evidence_binding(judge, settings.tests),
+        },
+        force_new=settings.force_new,
+        chunk_size=settings.chunk_size,
+        retry_errors=settings.retry_errors,
+        engine=settings.engine,
+    ).verdicts
+
+
+def _score_method(settings: JudgeEvalSettings, prepared: PreparedEvaluation, method: str,
+                  verdicts: list[Verdict], per_split: bool
+                  ) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
+    """One method's agreement with the labels (with its ``bias``), and per split if asked."""
+    result = evaluate_verdicts(verdicts, n_resamples=settings.bootstrap, seed=settings.ci_seed)
+    result["bias"] = bias_diagnostics(
+        verdicts,
+        prepared.pairs,
+        counter=tokenizer_for(prepared.judges[method].tokenizer),
+        n_resamples=settings.bootstrap,
+        seed=settings.ci_seed,
+    )
+    if not per_split:
+        return result, None
+    return result, evaluate_by_split(
+        verdicts, prepared.split_of, n_resamples=settings.bootstrap, seed=settings.ci_seed
+    )
+
+
+def _write_summary(out: Path, summary: dict[str, Any],
+                   frame: pd.DataFrame) -> tuple[Path, Path, Path]:
+    """Write ``summary.json``, ``summary.csv`` and ``summary.png``; their paths."""
+    files = out / "summary.json", out / "summary.csv", out / "summary.png"
+    write_json(files[0], summary)
+    frame.to_csv(files[1])
+    plot_methods(frame, files[2])
+    return files
+
+
 def evaluate_judges(
     settings: JudgeEvalSettings,
     backend: Backend | None,
@@ -246,11 +314,7 @@ def evaluate_judges(
         prepared = prepare_judge_eval(settings, reporter)
     methods = tuple(settings.methods)
     traits = {m: method_traits(m, settings.fallback) for m in methods}
-    needs_model = any(t.needs_model for t in traits.values())
-    if needs_model and backend is None:
-        asking = ", ".join(m for m in methods if traits[m].needs_model)
-        raise StageError(f"--method {asking} asks a judge model, and none was opened")
-    model: Backend = backend if needs_model and backend is not None else NoModel()
+    model = _judge_model(methods, traits, backend)
     pairs, split_of, read = prepared.pairs, prepared.split_of, prepared.read
     out = settings.output
     out.mkdir(parents=True, exist_ok=True)
@@ -260,40 +324,13 @@ def evaluate_judges(
     results: dict[str, dict[str, Any]] = {}
     by_split: dict[str, dict[str, dict[str, Any]]] = {}
     for method in methods:
-        judge = prepared.judges[method]
-        verdicts = judge_to_file(
-            pairs,
-            out / f"verdicts-{method}{suffix}.jsonl",
-            judge,
-            model,
-            reporter,
-            stage="judge-eval",
-            inputs={"pairs": read.files.get("pairs", [])},
-            extra={
-                "format": settings.pairs_format,
-                **read.sources,
-                **evidence_binding(judge, settings.tests),
-            },
-            force_new=settings.force_new,
-            chunk_size=settings.chunk_size,
-            retry_errors=settings.retry_errors,
-            engine=settings.engine,
-        ).verdicts
+        verdicts = _judge_method(settings, prepared, method, model, reporter,
+                                 out / f"verdicts-{method}{suffix}.jsonl")
         verdicts_by_method[method] = verdicts
-        results[method] = evaluate_verdicts(
-            verdicts, n_resamples=settings.bootstrap, seed=settings.ci_seed
-        )
-        results[method]["bias"] = bias_diagnostics(
-            verdicts,
-            pairs,
-            counter=tokenizer_for(judge.tokenizer),
-            n_resamples=settings.bootstrap,
-            seed=settings.ci_seed,
-        )
-        if per_split:
-            by_split[method] = evaluate_by_split(
-                verdicts, split_of, n_resamples=settings.bootstrap, seed=settings.ci_seed
-            )
+        results[method], split_result = _score_method(settings, prepared, method, verdicts,
+                                                      per_split)
+        if split_result is not None:
+            by_split[method] = split_result
     frame = compare_methods(results)
     paired = paired_differences(
         verdicts_by_method, methods, n_resamples=settings.bootstrap, seed=settings.ci_seed
@@ -309,10 +346,7 @@ def evaluate_judges(
     if by_split:
         summary["by_split"] = by_split
         summary["human_reference"] = human_reference()
-    files = out / "summary.json", out / "summary.csv", out / "summary.png"
-    write_json(files[0], summary)
-    frame.to_csv(files[1])
-    plot_methods(frame, files[2])
+    files = _write_summary(out, summary, frame)
     return JudgeEvalOutcome(
         pairs=len(pairs),
         judge_model=model.model_id,

@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from prefjudge.io import InputError, InputIssue, read_text
+from prefjudge.judge.methods import METHOD_STAGES as METHOD_STAGES  # the templates by method
 from prefjudge.paths import data_dir
 
 SEPARATOR = "=== user ==="
@@ -76,12 +77,6 @@ REQUIRED_FIELDS: dict[str, frozenset[str]] = {
     "compare": frozenset({"instruction", "response_a", "response_b", "dimensions"}),
 }
 """Placeholders a stage's template must use: without them the model would judge blind."""
-METHOD_STAGES: dict[str, tuple[str, ...]] = {
-    "criteralign": ("criteria", "criterion_judge", "refine", "synthesis"),
-    "monolithic": ("monolithic",),
-    "pointwise": ("criteria", "pointwise"),
-}
-"""The templates each judging method renders."""
 _OPENING = re.compile(r"\{\{")
 _CLOSING = re.compile(r"\}\}")
 _SINGLE = re.compile(r"(?<!\{)\{([a-z_]+)\}(?!\})")

@@ -29,6 +29,8 @@ from prefjudge.io import InputError, summary_path, write_json
 from prefjudge.journal import Journal, JournalError, content_digest, model_settings, open_journal
 from prefjudge.judge import JudgeSettings, judge_pairs, method_traits
 from prefjudge.judge.facts.coverage import check_coverage
+from prefjudge.judge.facts.from_scores import ScoreFacts
+from prefjudge.judge.facts.judge import EvidenceSettings
 from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
 from prefjudge.judge.prompts import TemplateError
 from prefjudge.judge.settings import (
@@ -450,6 +452,11 @@ class JudgeFileSettings(JudgeOptions):
         regenerated: The two generation files may have changed since the verdict file was
             bound, in failed generations made again only (``run`` sets it: its score stage
             refuses any other change first).
+        scores: ``evidence``/``hybrid``: ``prefjudge score`` outputs (any models; merged or
+            one per model) whose records give the sides' test outcomes and instruction
+            checks where they are the judge's own
+            (:mod:`prefjudge.judge.facts.from_scores`); the rest is found here. Not bound
+            by the verdict journal: the verdicts are those judged without them.
     """
 
     inputs: tuple[str, ...]
@@ -469,6 +476,7 @@ class JudgeFileSettings(JudgeOptions):
     ci_seed: int = 0
     engine: JudgingEngine | None = None
     regenerated: bool = False
+    scores: tuple[Path, ...] = ()
 
 
 class AllPairsWaiting(StageError):
@@ -569,7 +577,10 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
         options = replace(settings, evidence=True)
     if settings.limit:
         pairs = pairs[: settings.limit]
-    judge = judge_settings(options, settings.method, open_guidance(settings.guidance))
+    judge = with_scores(
+        judge_settings(options, settings.method, open_guidance(settings.guidance)),
+        settings.scores, settings.tests,
+    )
     if not pairs and read.waiting:
         raise AllPairsWaiting(
             f"{', '.join(settings.inputs)}: no pairs to judge: all {len(read.waiting)} wait on "
@@ -595,6 +606,36 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
         },
         waiting=read.waiting,
     )
+
+
+def with_scores(
+    judge: JudgeSettings, scores: Sequence[Path], tests: Sequence[str]
+) -> JudgeSettings:
+    """``judge`` with the results of score files to reuse (:attr:`JudgeFileSettings.scores`).
+
+    Args:
+        judge: The judge settings.
+        scores: ``prefjudge score`` outputs (none: ``judge`` as it is).
+        tests: The ``--tests`` sources (a score's tasks must be among them).
+
+    Returns:
+        The settings, their :class:`~prefjudge.judge.facts.judge.EvidenceSettings`
+        holding the score files' records.
+
+    Raises:
+        JudgeOptionError: For a method that finds no facts.
+        StageError: When a score file cannot be read.
+    """
+    if not scores:
+        return judge
+    if not isinstance(judge, EvidenceSettings):
+        raise JudgeOptionError("--scores applies to --method evidence or hybrid", "--scores")
+    try:
+        return replace(judge, scores=ScoreFacts.load(scores, tests))
+    except InputError as exc:
+        raise StageError(str(exc)) from exc
+    except OSError as exc:
+        raise StageError(f"cannot read --scores: {exc}") from exc
 
 
 def judge_file(

@@ -5,7 +5,9 @@ profiles (:mod:`.profile`), rewrites benchmark prompts in a persona's voice with
 and deterministic preservation checks (:mod:`.rewrite`), compares two models' responses
 per dimension with the persona's output preferences (:mod:`.compare`), and reports where
 the preferred model flips between original and persona prompts (:mod:`.flips`);
-:mod:`.summary` counts what a rewrite run accepted and rejected. :mod:`.run` holds the
-stages as use cases (``profile_file``, ``rewrite_file``, ``compare_files``, ``flips_file``),
-which ``prefjudge persona ...`` and ``prefjudge run`` call.
+:mod:`.summary` counts what a rewrite run accepted and rejected. The stages as use cases,
+which ``prefjudge persona ...`` and ``prefjudge run`` call: ``profile_file`` (:mod:`.run`),
+``rewrite_file`` (:mod:`.rewrite_run`), ``compare_files`` (:mod:`.compare_run`) and
+``flips_file`` (:mod:`.flips_run`), all re-exported by :mod:`.run`; :mod:`.stage_common`
+holds what they share.
 """

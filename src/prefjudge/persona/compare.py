@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from prefjudge.backends import Backend, Sampling, chat
 from prefjudge.features import response_features, tokenizer_for
@@ -56,27 +56,9 @@ class ComparisonItem:
     condition: Literal["original", "persona"]
 
 
-def compare(
-    items: Sequence[ComparisonItem],
-    persona: Persona | None,
-    dimensions: Sequence[Dimension],
-    backend: Backend,
-    sampling: Sampling,
-    on_result: OnResult | None = None,
-) -> list[PersonaComparison]:
-    """Judge every item on every dimension, both orders, for one user.
-
-    Args:
-        items: The response pairs.
-        persona: Whose output preferences the judge applies; None for a generic user.
-        dimensions: The dimensions.
-        backend: The judge model.
-        sampling: Sampling parameters.
-        on_result: Called per backend result (progress).
-
-    Returns:
-        One comparison per item, in order.
-    """
+def _jobs(items: Sequence[ComparisonItem], persona: Persona | None,
+          dimensions: Sequence[Dimension], sampling: Sampling) -> list[Job]:
+    """One request per item and order: the pair shown in that order, judged per dimension."""
     ids = tuple(d.id for d in dimensions)
     schema = dimension_schema(ids)
     listing = "\n".join(f"{d.id}: {d.name} — {d.description}" for d in dimensions)
@@ -106,26 +88,56 @@ def compare(
                 sampling=sampling,
             )
             jobs.append(Job(f"{item.condition}:{item.task_id}", (i, order), request))
+    return jobs
+
+
+def _dimension_verdicts(replies: list[tuple[str, bool, Any]],
+                        ids: Sequence[str]) -> list[DimensionVerdict]:
+    """Both orders' keyed replies combined per dimension (every dimension is in both)."""
+    fwd, swp = (keyed_verdicts(reply.verdicts, sw) for _o, sw, reply in replies)
+    return [
+        DimensionVerdict(
+            dimension=dim,
+            forward=fwd[dim][0],
+            swapped=swp[dim][0],
+            outcome=combine_orders(fwd[dim][0], swp[dim][0]),
+            reason_forward=fwd[dim][1],
+            reason_swapped=swp[dim][1],
+        )
+        for dim in ids
+    ]
+
+
+def compare(
+    items: Sequence[ComparisonItem],
+    persona: Persona | None,
+    dimensions: Sequence[Dimension],
+    backend: Backend,
+    sampling: Sampling,
+    on_result: OnResult | None = None,
+) -> list[PersonaComparison]:
+    """Judge every item on every dimension, both orders, for one user.
+
+    Args:
+        items: The response pairs.
+        persona: Whose output preferences the judge applies; None for a generic user.
+        dimensions: The dimensions.
+        backend: The judge model.
+        sampling: Sampling parameters.
+        on_result: Called per backend result (progress).
+
+    Returns:
+        One comparison per item, in order.
+    """
+    ids = tuple(d.id for d in dimensions)
+    jobs = _jobs(items, persona, dimensions, sampling)
     ledger = Ledger()
     results = run_jobs(backend, jobs, ledger, on_result)
     counter = tokenizer_for(None)  # one counter for every response: counts compare
     out = []
     for i, item in enumerate(items):
         replies, error = order_replies(results, i, "compare")
-        verdicts = []
-        if error is None:  # keyed replies: every dimension is present in both orders
-            fwd, swp = (keyed_verdicts(reply.verdicts, sw) for _o, sw, reply in replies)
-            verdicts = [
-                DimensionVerdict(
-                    dimension=dim,
-                    forward=fwd[dim][0],
-                    swapped=swp[dim][0],
-                    outcome=combine_orders(fwd[dim][0], swp[dim][0]),
-                    reason_forward=fwd[dim][1],
-                    reason_swapped=swp[dim][1],
-                )
-                for dim in ids
-            ]
+        verdicts = _dimension_verdicts(replies, ids) if error is None else []
         out.append(
             PersonaComparison(
                 task_id=item.task_id,

@@ -203,6 +203,26 @@ class RejectedRewrite(BaseModel):
 ReferenceCheck = Callable[[Sequence[Task]], list[str]]
 
 
+def _check_problem(st: RewriteState, n: int) -> str | None:
+    """What is wrong with attempt ``n``'s checked draft of ``st``, or None."""
+    if not (st.check["same_goal"] and st.check["same_solutions"]):
+        return (
+            f"attempt {n}: judged not equivalent (same_goal="
+            f"{st.check['same_goal']}, same_solutions="
+            f"{st.check['same_solutions']}): {st.check['reason']}"
+        )
+    if degenerate(st.written):
+        return f"attempt {n}: the rewrite is degenerate (repetitive text)"
+    if short := too_short(st.parts, st.written):
+        return f"attempt {n}: the rewrite is {short}"
+    if not names_entry_point(st.task, st.prompt or ""):
+        return (
+            f"attempt {n}: the rewritten prompt does not name the entry "
+            f"point {st.task.entry_point!r}"
+        )
+    return None
+
+
 class Rewriter:
     """Rewrites tasks for one persona, batching each step across tasks."""
 
@@ -274,6 +294,12 @@ class Rewriter:
     def _attempt(self, states: list[RewriteState], on_result: OnResult | None) -> None:
         for st in states:
             st.prompt, st.written, st.check = None, "", {}
+        self._draft(states, on_result)
+        passed = self._check(states, on_result)
+        self._accept(passed)
+
+    def _draft(self, states: list[RewriteState], on_result: OnResult | None) -> None:
+        """Step 1: each task's rewrite (changes then composition, or the prefix)."""
         entry = {id(st): st.task.entry_point or "(none: a program reading stdin)" for st in states}
         # step 1: changes (full) or the prefix (prefix mode)
         first = []
@@ -341,6 +367,10 @@ class Rewriter:
                     f"attempt {st.attempts + 1}: compose failed: "
                     f"{result.error_kind}: {result.error}"
                 )
+
+    def _check(self, states: list[RewriteState], on_result: OnResult | None
+               ) -> list[RewriteState]:
+        """Step 2: the drafts that pass the model's preservation check and the static ones."""
         # step 2: checks (model check, then the deterministic ones)
         drafted = [st for st in states if st.prompt is not None]
         checks = [
@@ -365,23 +395,15 @@ class Rewriter:
                 )
                 continue
             st.check = result.parsed.model_dump()
-            if not (st.check["same_goal"] and st.check["same_solutions"]):
-                st.problems.append(
-                    f"attempt {n}: judged not equivalent (same_goal="
-                    f"{st.check['same_goal']}, same_solutions="
-                    f"{st.check['same_solutions']}): {st.check['reason']}"
-                )
-            elif degenerate(st.written):
-                st.problems.append(f"attempt {n}: the rewrite is degenerate (repetitive text)")
-            elif short := too_short(st.parts, st.written):
-                st.problems.append(f"attempt {n}: the rewrite is {short}")
-            elif not names_entry_point(st.task, st.prompt or ""):
-                st.problems.append(
-                    f"attempt {n}: the rewritten prompt does not name the entry "
-                    f"point {st.task.entry_point!r}"
-                )
+            problem = _check_problem(st, n)
+            if problem:
+                st.problems.append(problem)
             else:
                 passed.append(st)
+        return passed
+
+    def _accept(self, passed: list[RewriteState]) -> None:
+        """Step 3: accept the checked drafts whose reference solution still passes."""
         if passed and self.reference_check is not None:
             rewritten = [self._task(st, st.attempts + 1) for st in passed]
             for st, verdict in zip(passed, self.reference_check(rewritten), strict=True):

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from prefjudge.ranking.composite import composite_score as composite_score
 from prefjudge.stats import percentile_bands, percentile_interval, resample_indices
 
 CORRELATIONS: tuple[str, ...] = ("pearson", "spearman", "kendall")
@@ -176,7 +177,7 @@ def composite(func: np.ndarray, if_score: np.ndarray, alphas: np.ndarray) -> np.
         Shape ``(..., a, m)``.
     """
     a = np.asarray(alphas, dtype=float)[:, None]
-    return a * np.asarray(if_score)[..., None, :] + (1 - a) * np.asarray(func)[..., None, :]
+    return composite_score(np.asarray(func)[..., None, :], np.asarray(if_score)[..., None, :], a)
 
 
 def sweep(

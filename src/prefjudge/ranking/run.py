@@ -17,7 +17,6 @@ outcome's ``stdout`` for the caller to write (at most one output may be ``-``).
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,36 +26,34 @@ from typing import Any, Literal
 import pandas as pd
 
 from prefjudge.io import InputError, InputIssue
-from prefjudge.journal import JournalError, check_writable
-from prefjudge.plots.ranking import correlation_plot, forest_plot
+from prefjudge.plots.ranking import forest_plot
 from prefjudge.ranking import bradley_terry as bt
-from prefjudge.ranking import correlate as corr
 from prefjudge.ranking import style as sc
+from prefjudge.ranking.correlate_run import CorrelateOutcome, CorrelateSettings, correlate_file
 from prefjudge.ranking.inputs import (
     BattleColumns,
     BattleFile,
     ModelNameWarning,
-    is_scored_records,
     no_evidence_note,
-    read_aliases,
     read_battle_file,
     read_battle_tasks,
-    read_model_table,
     read_task_ids,
+)
+from prefjudge.ranking.outputs import (
+    STDOUT,
+    SettingsError,
+    _check_outputs,
+    _deliver,
+    _plot,
+    _written,
+    is_stdout,
 )
 from prefjudge.ranking.reports import (
     RankResult,
-    ScoreColumnsError,
-    Sweep,
-    complete_rows,
-    correlate_joined,
-    correlate_payload,
-    curves_frame,
     dumps,
     fit_leaderboards,
     fit_style_leaderboards,
     rank_payload,
-    read_scores,
     resample_total,
 )
 from prefjudge.ranking.suggest import Suggestion, Uncertainty, suggest_from_battles, untried_tasks
@@ -71,84 +68,8 @@ from prefjudge.ranking.tables import (
 from prefjudge.reporting import Reporter, StageError, TextTable
 from prefjudge.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-STDOUT = Path("-")
-"""An output path meaning "give the text back" (the command line writes it to stdout)."""
-
 Control = Literal["length", "markdown", "style"]
 """What ``--control`` takes out: a key of :data:`prefjudge.ranking.style.CONTROLS`."""
-
-class SettingsError(StageError):
-    """Settings that do not go together, found before any work (a usage error).
-
-    Args:
-        message: What is wrong, naming the options as the command line spells them.
-        option: The one option at fault (``--alpha``), or None when several are.
-    """
-
-    def __init__(self, message: str, option: str | None = None) -> None:
-        super().__init__(message)
-        self.option = option
-
-
-def is_stdout(path: str | os.PathLike[str] | None) -> bool:
-    """Whether an output path is :data:`STDOUT` (``-``)."""
-    return path is not None and os.fspath(path) == os.fspath(STDOUT)
-
-
-def _check_outputs(outputs: Mapping[str, Path | None]) -> None:
-    """At most one output is ``-``; the others can be written (their folders are made).
-
-    Raises:
-        SettingsError: When two outputs are ``-``.
-        StageError: When a file could not be written.
-    """
-    dashes = [name for name, path in outputs.items() if is_stdout(path)]
-    if len(dashes) > 1:
-        raise SettingsError(f"only one output can go to stdout ('-'): {' and '.join(dashes)}")
-    for path in outputs.values():
-        if path is not None and not is_stdout(path):
-            try:
-                check_writable(path)
-            except JournalError as exc:
-                raise StageError(str(exc)) from None
-
-
-def _deliver(path: Path, text: str, reporter: Reporter, what: str) -> None:
-    """Write ``text`` to ``path`` and say so (nothing for :data:`STDOUT`: it is given back).
-
-    Raises:
-        StageError: When the file cannot be written.
-    """
-    if is_stdout(path):
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise StageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    reporter.note(f"{what} → {path}")
-
-
-def _written(texts: Mapping[Path, str], plot: Path | None) -> dict[str, Any]:
-    """An outcome's ``written`` (the files, plot last) and ``stdout`` (the text for ``-``)."""
-    files = [path for path in texts if not is_stdout(path)] + ([plot] if plot else [])
-    stdout = next((text for path, text in texts.items() if is_stdout(path)), None)
-    return {"written": tuple(files), "stdout": stdout}
-
-
-def _plot(draw: Any, path: Path, reporter: Reporter, what: str) -> None:
-    """Draw a PNG plot to ``path`` and say so.
-
-    Raises:
-        StageError: When the file cannot be written.
-    """
-    try:
-        draw()
-    except OSError as exc:
-        raise StageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    reporter.note(f"{what} → {path}")
-
-
-# --------------------------------------------------------------------------- rank
 
 
 @dataclass(frozen=True)
@@ -520,169 +441,6 @@ def rank_tables(settings: RankSettings, outcome: RankOutcome) -> list[TextTable]
         tables.append(suggestions_table(outcome.suggestions))
     return tables
 
-
-# --------------------------------------------------------------------------- correlate
-
-
-@dataclass(frozen=True)
-class CorrelateSettings:
-    """What ``prefjudge correlate`` does (its options; defaults are the command's).
-
-    Attributes:
-        scores: A per-model score table (CSV/JSON) or ``prefjudge score`` records (JSONL).
-        elo: The Elo table (CSV/JSON), or None when ``scores`` holds the ratings too.
-        model_col: Model-name column (in both files).
-        elo_model_col: Model-name column of the Elo file (None: ``model_col``).
-        func_col: Functional score column.
-        if_cols: Instruction-following columns, one sweep each.
-        elo_col: Elo rating column.
-        aliases: Name map from ``scores`` to the Elo file (JSON object, or CSV with
-            ``score_model, elo_model``), used after exact matching.
-        step: α grid step.
-        n_resamples: Bootstrap resamples over models (0: no intervals).
-        seed: Bootstrap seed.
-        require_all: Fail when a score model has no Elo rating or lacks a score.
-        output: Curves CSV (:data:`STDOUT`: returned in ``CorrelateOutcome.stdout``).
-        json_path: Best α, curves, models and unmatched names as JSON.
-        plot_path: Correlation against α (PNG).
-        source_name: How ``scores`` is named in messages (None: its path; the command
-            line passes ``-`` for stdin).
-    """
-
-    scores: Path
-    elo: Path | None = None
-    model_col: str = "model"
-    elo_model_col: str | None = None
-    func_col: str = "func"
-    if_cols: tuple[str, ...] = ("if",)
-    elo_col: str = "rating"
-    aliases: Path | None = None
-    step: float = 0.1
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    require_all: bool = False
-    output: Path | None = None
-    json_path: Path | None = None
-    plot_path: Path | None = None
-    source_name: str | None = None
-
-
-@dataclass(frozen=True)
-class CorrelateOutcome:
-    """What :func:`correlate_file` made.
-
-    Attributes:
-        sweeps: One α sweep per IF column, in the order asked.
-        match: How the score models were matched to the Elo models.
-        written: Files written, in order.
-        stdout: The text of the output that is :data:`STDOUT`, or None.
-    """
-
-    sweeps: tuple[Sweep, ...]
-    match: corr.ModelMatch
-    written: tuple[Path, ...]
-    stdout: str | None
-
-
-def _report_unmatched(match: corr.ModelMatch, elo_source: str, settings: CorrelateSettings,
-                      reporter: Reporter) -> None:
-    """Say which models were not matched; with ``require_all``, fail on a score model."""
-    if match.unmatched_scores:
-        reporter.warn(f"no Elo rating in {elo_source} for {len(match.unmatched_scores)} "
-                      "model(s): " + ", ".join(match.unmatched_scores))
-    if match.unmatched_elo and settings.elo is not None:
-        reporter.warn(f"{len(match.unmatched_elo)} Elo model(s) have no scores: "
-                      + ", ".join(match.unmatched_elo[:40])
-                      + (" …" if len(match.unmatched_elo) > 40 else ""))
-    if settings.require_all and match.unmatched_scores:
-        raise StageError(
-            "model(s) missing from the Elo file: " + ", ".join(match.unmatched_scores)
-            + " (map names with --aliases, or drop --require-all to go on without them)"
-        )
-
-
-def correlate_file(settings: CorrelateSettings, reporter: Reporter) -> CorrelateOutcome:
-    """Which blend of Func and IF best predicts Elo (what ``prefjudge correlate`` does).
-
-    For α on a grid from 0 to 1, composite = α·IF + (1−α)·Func per model; Pearson,
-    Spearman and Kendall τ-b with the Elo rating are computed for each α, with a
-    bootstrap over models (:func:`prefjudge.ranking.correlate.correlate`).
-
-    Args:
-        settings: The files, the columns, the sweep and the outputs.
-        reporter: Gets the unmatched and incomplete models and the files written. The
-            sweeps are not shown: see
-            :func:`prefjudge.ranking.tables.correlation_tables`.
-
-    Returns:
-        The sweeps, the model match and the files written.
-
-    Raises:
-        SettingsError: On a bad ``step``, a score column scored records cannot give,
-            scored records without ``elo``, or two outputs that are ``-``.
-        StageError: When a file cannot be read, models are missing under
-            ``require_all``, a sweep is impossible, or an output cannot be written.
-    """
-    _check_outputs({"-o/--output": settings.output, "--json": settings.json_path,
-                    "--plot": settings.plot_path})
-    try:
-        alphas = corr.alpha_grid(settings.step)
-    except ValueError as exc:
-        raise SettingsError(str(exc), option="--step") from None
-    if_list = list(settings.if_cols) or ["if"]
-    elo_path = settings.elo or settings.scores
-    try:
-        score_table = read_scores(settings.scores, settings.model_col, settings.func_col,
-                                  if_list)
-        if settings.elo is None and is_scored_records(settings.scores):
-            raise SettingsError("scored records carry no Elo rating; pass --elo")
-        elo_table = read_model_table(elo_path, settings.elo_model_col or settings.model_col,
-                                     [settings.elo_col])
-        alias_map = read_aliases(settings.aliases) if settings.aliases else {}
-        match = corr.match_models(score_table["model"].tolist(), elo_table["model"].tolist(),
-                                  alias_map)
-    except ScoreColumnsError as exc:
-        raise SettingsError(str(exc)) from None
-    except (InputError, corr.CorrelateError) as exc:
-        raise StageError(str(exc)) from None
-    elo_name = (str(settings.elo) if settings.elo is not None
-                else settings.source_name or str(settings.scores))
-    _report_unmatched(match, elo_name, settings, reporter)
-
-    elo_of = dict(zip(elo_table["model"], elo_table[settings.elo_col], strict=True))
-    by_model = score_table.set_index("model")
-    sweeps: list[Sweep] = []
-    for if_col in if_list:
-        joined = complete_rows(match, by_model, elo_of, settings.func_col, if_col)
-        if joined.incomplete:
-            reporter.warn(f"{len(joined.incomplete)} matched model(s) lack {settings.func_col}, "
-                          f"{if_col} or {settings.elo_col} and are left out of the {if_col} "
-                          "sweep: " + ", ".join(joined.incomplete))
-            if settings.require_all:
-                raise StageError("incomplete scores: " + ", ".join(joined.incomplete))
-        try:
-            result = correlate_joined(joined, alphas=alphas, n_resamples=settings.n_resamples,
-                                      seed=settings.seed)
-        except corr.CorrelateError as exc:
-            raise StageError(f"{if_col}: {exc}") from None
-        sweeps.append(Sweep(if_col, result, joined))
-
-    texts: dict[Path, str] = {}
-    if settings.output:
-        texts[settings.output] = curves_frame(sweeps).to_csv(index=False)
-        _deliver(settings.output, texts[settings.output], reporter, "curves")
-    if settings.json_path:
-        payload = correlate_payload(sweeps, match, func_col=settings.func_col,
-                                    elo_col=settings.elo_col, n_resamples=settings.n_resamples,
-                                    seed=settings.seed)
-        texts[settings.json_path] = dumps(payload)
-        _deliver(settings.json_path, texts[settings.json_path], reporter, "JSON")
-    if settings.plot_path:
-        plot_path = settings.plot_path
-        _plot(lambda: correlation_plot({s.if_col: s.result for s in sweeps}, plot_path),
-              plot_path, reporter, "correlation plot")
-    return CorrelateOutcome(sweeps=tuple(sweeps), match=match,
-                            **_written(texts, settings.plot_path))
 
 
 __all__ = [

@@ -12,8 +12,10 @@ shard's facts into verdicts with the method's own rule
 fallback model here, on the driver, about the pairs the facts leave undecided -- and the
 judging run journals them, so a killed driver resumes with the pairs not yet written.
 
-Verdicts equal a local run's, the efficiency facts' measurements aside (they differ from
-run to run, locally too).
+Results the score stage found already (``--scores``) are looked up here, on the driver, and
+go with each shard (:func:`~prefjudge.judge.facts.from_scores.known_sides`): the nodes run
+only the sides they lack. Verdicts equal a local run's, the efficiency facts' measurements
+aside (they differ from run to run, locally too).
 """
 
 from __future__ import annotations
@@ -103,11 +105,13 @@ class RayJudging:
             StageError: When the engine cannot go on (a shard failing for good, no node left).
         """
         from prefjudge.judge.facts.correctness import runnable_task
-        from prefjudge.judge.facts.judge import evidence_profile
+        from prefjudge.judge.facts.from_scores import known_sides
+        from prefjudge.judge.facts.judge import EvidenceSettings, evidence_profile
         from prefjudge.sandbox.preload import modules_to_preload
 
         tests = dict(settings.tests)
         profile = evidence_profile(settings)  # the nodes check instructions as here
+        scores = settings.scores if isinstance(settings, EvidenceSettings) else None
         size = self.shard_size
         # The local run's zygotes import every --tests task's modules: so do the nodes'.
         preload = tuple(modules_to_preload(tests.values(), ()))
@@ -124,6 +128,8 @@ class RayJudging:
                     preload=preload,
                     workers=self.run.settings.cpus_per_shard,
                     profile=profile,
+                    # the score stage's results, looked up here: the nodes run the rest
+                    known={} if scores is None else known_sides(scores, part, profile=profile),
                 )
             )
         sandboxed = [any(runnable_task(p, shard.tasks) for p in shard.pairs) for shard in shards]

@@ -4,16 +4,19 @@ A judging shard is a group of whole pairs with the tasks they need. Its facts ar
 the same code as a local run's (:meth:`prefjudge.judge.facts.judge.EvidenceJudge.facts`):
 every kind in the order of each pair's criterion, correctness in parallel sandboxes, and
 the efficiency of a pair measured -- A, B and the task's baseline interleaved -- in this
-one process, so a pair is never split across nodes. The driver turns the facts into
-verdicts (and asks ``hybrid``'s fallback model about the pairs they leave undecided).
+one process, so a pair is never split across nodes. Sides whose results the score stage
+found already come with the shard (:attr:`JudgeShard.known`) and are not run again. The
+driver turns the facts into verdicts (and asks ``hybrid``'s fallback model about the pairs
+they leave undecided).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prefjudge.judge.facts.kinds import EvidenceRun
+from prefjudge.judge.facts.provenance import Known
 from prefjudge.records import Pair, Task
 from prefjudge.sandbox import SandboxLimits
 from prefjudge.sandbox.zygote import ZygotePool
@@ -34,6 +37,9 @@ class JudgeShard:
         limits: Limits of every sandboxed run.
         workers: Sandboxed test runs at once (the shard's CPUs).
         profile: Verification profile of the instruction facts (``--profile``).
+        known: Sides' results the score files give (looked up on the driver:
+            :func:`~prefjudge.judge.facts.from_scores.known_sides`), by
+            ``(pair_id, side, "tests" | "checks")``; those sides are not run again.
     """
 
     index: int
@@ -44,6 +50,7 @@ class JudgeShard:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     workers: int = 1
     profile: str = JUDGE_PROFILE
+    known: Mapping[tuple[str, str, str], Known] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,7 +92,7 @@ def shard_facts(shard: JudgeShard, node: dict[str, str] | None = None) -> list[l
                                 tests=shard.tasks, profile=shard.profile)
     run = KeptEvidenceRun(
         shard.tasks, limits=shard.limits, workers=shard.workers, preload=shard.preload,
-        profile=shard.profile,
+        profile=shard.profile, known=shard.known,
     )
     judge = EvidenceJudge(None, settings, Ledger(), run=run)
     return [[fact.model_dump_json() for fact in found] for found in judge.facts(list(shard.pairs))]

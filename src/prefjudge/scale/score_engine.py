@@ -12,12 +12,11 @@ Ray is imported only when the engine starts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from prefjudge.records import ScoredSample, Task
+from prefjudge.records import ScoredSample
 from prefjudge.reporting import Reporter, StageError, TextTable
-from prefjudge.sandbox import SandboxLimits
 from prefjudge.scale.ray_engine import (
     RayEngineError,
     RayRun,
@@ -25,7 +24,7 @@ from prefjudge.scale.ray_engine import (
     connect,
     ray_score_batches,
 )
-from prefjudge.scoring.score import ScoreJob
+from prefjudge.scoring.run import EngineWork
 
 
 @dataclass(frozen=True)
@@ -100,31 +99,12 @@ class RayScoring:
             f"Ray: {len(run.acceptance.accepted)} node(s), {self.sandbox_mode}" if run.tests else ""
         )
 
-    def batches(
-        self,
-        job: ScoreJob,
-        tasks: Mapping[str, Task],
-        *,
-        done: set[str],
-        limits: SandboxLimits,
-        profile: str,
-        zygote: bool | None,
-        preload: Sequence[str],
-        on_progress: Callable[[str, int], None],
-        on_event: Callable[[str], None],
-    ) -> Iterator[list[ScoredSample]]:
-        """Score the job's shards on the accepted nodes, a shard's records at a time.
+    def batches(self, work: EngineWork) -> Iterator[list[ScoredSample]]:
+        """Score the work's shards on the accepted nodes, a shard's records at a time.
 
         Args:
-            job: The validated generations and their keys.
-            tasks: Tasks by id (empty: no unit tests).
-            done: Keys the output already holds.
-            limits: Each test run's sandbox limits.
-            profile: Verification profile.
-            zygote: Fork test runs from a zygote (None: the default).
-            preload: Modules the zygotes import besides the tasks' own.
-            on_progress: Called with the phase (``verify``, ``tests``) and units done.
-            on_event: Called with a line about the cluster (a node lost, a shard again).
+            work: What to score (:class:`~prefjudge.scoring.run.EngineWork`); its events
+                are about the cluster (a node lost, a shard again).
 
         Yields:
             The records of each finished shard.
@@ -134,17 +114,9 @@ class RayScoring:
         """
         try:
             yield from ray_score_batches(
-                self.run,
-                job.keys,
-                [gen for _, gen in job.generations],
-                tasks,
-                done=done,
-                limits=limits,
-                profile=profile,
-                zygote=zygote,
-                preload=preload,
-                on_progress=on_progress,
-                on_event=on_event,
+                self.run, work.job.keys, [gen for _, gen in work.job.generations], work.tasks,
+                done=work.done, limits=work.limits, profile=work.profile, zygote=work.zygote,
+                preload=work.preload, on_progress=work.on_progress, on_event=work.on_event,
             )
         except RayEngineError as exc:
             raise StageError(str(exc)) from exc

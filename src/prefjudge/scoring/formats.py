@@ -30,6 +30,10 @@ A SWE-IF line whose ``status`` says generation failed (``failed_after_retries``,
 ``completion`` is marked ``response_is_code``: its tests run it whole, never a fenced
 block found in it (a docstring's ```` ```python ```` example is part of the code).
 
+The formats are those of :mod:`prefjudge.scoring.sample_formats`, each a module that
+registers itself; :data:`FORMATS` and the formats messages expect are derived from that
+registry, and a format registered there is read here with no other change.
+
 One file holds one format: a line in another format than the file's first recognised
 line, or a line whose format cannot be told, is an :class:`~prefjudge.io.InputIssue`
 naming the file, line and field and the formats expected.
@@ -47,6 +51,7 @@ file's stem: its name without a ``.gz`` ending and then without its last extensi
 missing ``model``, and a line naming another model is an issue.
 """
 
+
 from __future__ import annotations
 
 import os
@@ -61,25 +66,20 @@ from pydantic import ValidationError
 
 from prefjudge.io import FieldProblem, InputIssue, iter_objects, text_field, validation_issues
 from prefjudge.records import Generation, Task, normalize_model_name
-
-FORMATS: dict[str, str] = {
-    "prefjudge": "prefjudge generation records (a 'response' field)",
-    "evalplus": "EvalPlus samples ('task_id' with 'solution' or 'completion')",
-    "bigcodebench": "BigCodeBench samples ('task_id' with 'solution', 'raw_solution' or "
-                    "'completion')",
-    "swe-if": "SWE-IF generation output ('task_id', 'solution', 'full_response', 'if_info')",
-    "swe-if-edit": "SWE-IF editing output (also 'edit_num' and 'messages')",
-}
-"""Every format :func:`read_generations` reads, by name, with the fields that mark it."""
-
-EXPECTED = (
-    "expected prefjudge generations ('response'), EvalPlus or BigCodeBench samples "
-    "('task_id' with 'solution' or 'completion') or SWE-IF output ('full_response', "
-    "'if_info')"
+from prefjudge.scoring.registry_base import DerivedMapping
+from prefjudge.scoring.sample_formats import (
+    SampleConverter,
+    SampleFormat,
+    expected_samples,
+    sample_detection_order,
+    sample_formats,
+    sample_marks,
 )
-_SAMPLE_FIELDS = ("solution", "completion", "full_response", "if_info")
-_FAILED_STATUSES = frozenset({"failed_after_retries", "processing_error"})
-_REPLY_ROLES = frozenset({"model", "assistant"})
+
+FORMATS: Mapping[str, str] = DerivedMapping(
+    lambda: {fmt.name: fmt.description for fmt in sample_formats()}
+)
+"""Every format :func:`read_generations` reads, by name, with the fields that mark it."""
 
 
 class SampleFormatWarning(UserWarning):
@@ -90,37 +90,26 @@ class SampleFormatWarning(UserWarning):
 class _Detected:
     """The format of one line, or why it cannot be told, and the field that decided."""
 
-    fmt: str | None
+    fmt: SampleFormat | None
     field: str
     message: str = ""
     ambiguous: bool = False
 
 
 def _classify(record: Mapping[str, Any]) -> _Detected:
-    keys = set(record)
-    if "response" in keys:
-        others = [name for name in _SAMPLE_FIELDS if name in keys]
-        if others and "model" not in keys:
-            return _Detected(None, "response", (
-                f"cannot tell the format: the line has 'response' (prefjudge generation) "
-                f"and {others[0]!r} (a generator's sample) but no 'model'; {EXPECTED}"
-            ), ambiguous=True)
-        return _Detected("prefjudge", "response")
-    if {"edit_num", "messages"} <= keys and keys & {"full_response", "if_info"}:
-        return _Detected("swe-if-edit", "edit_num")
-    if keys & {"full_response", "if_info"}:
-        return _Detected("swe-if", "full_response" if "full_response" in keys else "if_info")
-    if keys & {"solution", "completion"}:
-        task_id = record.get("task_id")
-        if "raw_solution" in keys:
-            return _Detected("bigcodebench", "raw_solution")
-        if isinstance(task_id, str) and task_id.startswith("BigCodeBench/"):
-            return _Detected("bigcodebench", "task_id")
-        return _Detected("evalplus", "solution" if "solution" in keys else "completion")
-    shown = sorted(keys)[:12]
-    return _Detected(None, "response", (
-        f"cannot tell the format: the line has none of 'response', 'solution', "
-        f"'completion', 'full_response' (its fields: {shown}); {EXPECTED}"
+    for fmt in sample_detection_order():
+        field = fmt.detect(record)
+        if field is None:
+            continue
+        problem = fmt.ambiguous(record) if fmt.ambiguous is not None else None
+        if problem:
+            return _Detected(None, field, problem, ambiguous=True)
+        return _Detected(fmt, field)
+    marks = sample_marks()
+    shown = sorted(record)[:12]
+    return _Detected(None, marks[0], (
+        f"cannot tell the format: the line has none of {', '.join(map(repr, marks))} "
+        f"(its fields: {shown}); {expected_samples()}"
     ))
 
 
@@ -132,13 +121,15 @@ def detect_format(record: dict[str, Any]) -> str | None:
 
     Returns:
         ``prefjudge``, ``evalplus``, ``bigcodebench``, ``swe-if`` or ``swe-if-edit`` (see
-        the module docstring), or None when the format cannot be told: a record with
-        none of ``response``, ``solution``, ``completion``, ``full_response``,
-        ``if_info``, or one with ``response`` and a generator's field but no ``model``.
+        the module docstring; or another registered format), or None when the format
+        cannot be told: a record with none of ``response``, ``solution``, ``completion``,
+        ``full_response``, ``if_info``, or one with ``response`` and a generator's field
+        but no ``model``.
     """
     if not isinstance(record, dict):
         return None
-    return _classify(record).fmt
+    fmt = _classify(record).fmt
+    return fmt.name if fmt is not None else None
 
 
 def model_from_path(path: str | os.PathLike[str]) -> str:
@@ -187,78 +178,93 @@ def read_generations(
     Raises:
         InputError: When the file cannot be opened.
     """
-    spath = str(path)
-    name = model if model is not None else model_from_path(path)
     lines = list(iter_objects(path))
-    file_format: tuple[str, int] | None = None  # the format of the first line that has one
-    for number, data in lines:
-        fmt = None if isinstance(data, InputIssue) else _classify(data).fmt
-        if fmt is not None:
-            file_format = (fmt, number)
-            break
+    reader = _Reader(str(path), model, model if model is not None else model_from_path(path),
+                     tasks, _file_format(lines))
     records: list[tuple[int, Generation]] = []
     issues: list[InputIssue] = []
-    seen: Counter[str] = Counter()
-    bare_completions = 0
     for number, data in lines:
-        if isinstance(data, InputIssue):
-            issues.append(data)
-            continue
-        found = _classify(data)
-        fmt = found.fmt
-        if fmt is None:
-            if file_format is None or found.ambiguous:
-                issues.append(InputIssue(spath, number, found.field, found.message))
-                continue
-            if file_format[0] != "prefjudge":
-                issues.append(_missing_sample_field(spath, number, *file_format))
-                continue
-            fmt = "prefjudge"  # reported field by field, as prefjudge records always were
-        elif file_format is not None and fmt != file_format[0]:
-            first, line = file_format
-            issues.append(InputIssue(spath, number, found.field, (
-                f"this line is in the {fmt} format ({FORMATS[fmt]}) but line {line} is in "
-                f"the {first} format; one file holds one format"
-            )))
-            continue
-        if fmt == "prefjudge":
-            result = _prefjudge(spath, number, data, model)
-        elif name == "":
-            result = [InputIssue(spath, number, "model", (
-                "no model name: the file name gives none; name it with the model argument "
-                "(--model)"
-            ))]
-        else:
-            sample = _sample_index(data, seen)
-            try:
-                built, bare = _convert(fmt, data, name, sample, tasks)
-            except FieldProblem as exc:
-                issues.append(InputIssue(spath, number, exc.field, f"{exc} ({fmt} format)"))
-                continue
-            bare_completions += bare
-            result = _validated(spath, number, built)
+        result = data if isinstance(data, InputIssue) else reader.line(number, data)
         if isinstance(result, Generation):
             records.append((number, result))
+        elif isinstance(result, InputIssue):
+            issues.append(result)
         else:
             issues.extend(result)
-    if bare_completions:
+    if reader.bare_completions:
         warnings.warn(SampleFormatWarning(
-            f"{spath}: {bare_completions} completion-style sample(s) scored as the "
+            f"{reader.spath}: {reader.bare_completions} completion-style sample(s) scored as the "
             "completion alone, without the task's prompt (no tasks were given, or not "
             "these tasks): give the tasks (--tasks) to score prompt + completion"
         ), stacklevel=2)
     return records, issues
 
 
-def _missing_sample_field(spath: str, number: int, fmt: str, line: int) -> InputIssue:
+def _file_format(lines: list[tuple[int, Any]]) -> tuple[SampleFormat, int] | None:
+    """The format of the file's first line that has one, and that line's number."""
+    for number, data in lines:
+        fmt = None if isinstance(data, InputIssue) else _classify(data).fmt
+        if fmt is not None:
+            return fmt, number
+    return None
+
+
+class _Reader:
+    """Reads the lines of one generations file (the state one file's lines share)."""
+
+    def __init__(self, spath: str, model: str | None, name: str,
+                 tasks: Mapping[str, Task] | None,
+                 file_format: tuple[SampleFormat, int] | None) -> None:
+        self.spath, self.model, self.name, self.tasks = spath, model, name, tasks
+        self.file_format = file_format
+        self.seen: Counter[str] = Counter()
+        self.bare_completions = 0
+
+    def line(self, number: int, data: dict[str, Any]) -> Generation | list[InputIssue]:
+        """One line's generation, or its issues."""
+        fmt = self._format(number, data)
+        if isinstance(fmt, InputIssue):
+            return [fmt]
+        if fmt.convert is None:
+            return _prefjudge(self.spath, number, data, self.model)
+        if self.name == "":
+            return [InputIssue(self.spath, number, "model", (
+                "no model name: the file name gives none; name it with the model argument "
+                "(--model)"
+            ))]
+        sample = _sample_index(data, self.seen)
+        try:
+            built, bare = _build(fmt.name, fmt.convert, data, self.name, sample, self.tasks)
+        except FieldProblem as exc:
+            return [InputIssue(self.spath, number, exc.field, f"{exc} ({fmt.name} format)")]
+        self.bare_completions += bare
+        return _validated(self.spath, number, built)
+
+    def _format(self, number: int, data: dict[str, Any]) -> SampleFormat | InputIssue:
+        """The line's format, or the issue saying why it has none the file allows."""
+        found = _classify(data)
+        if found.fmt is None:
+            if self.file_format is None or found.ambiguous:
+                return InputIssue(self.spath, number, found.field, found.message)
+            first, line = self.file_format
+            if first.convert is not None:
+                return _missing_sample_field(self.spath, number, first, line)
+            return first  # reported field by field, as prefjudge records always were
+        if self.file_format is not None and found.fmt.name != self.file_format[0].name:
+            first, line = self.file_format
+            return InputIssue(self.spath, number, found.field, (
+                f"this line is in the {found.fmt.name} format ({found.fmt.description}) but "
+                f"line {line} is in the {first.name} format; one file holds one format"
+            ))
+        return found.fmt
+
+
+def _missing_sample_field(spath: str, number: int, fmt: SampleFormat, line: int) -> InputIssue:
     """A line of a sample file that lacks the field holding the code."""
-    if fmt in ("evalplus", "bigcodebench"):
-        field, needed = "solution", "'solution' or 'completion'"
-    else:
-        field, needed = "full_response", "'full_response'"
+    field, needed = fmt.missing
     return InputIssue(spath, number, field, (
-        f"missing: the file is in the {fmt} format (line {line}), whose lines need {needed}; "
-        f"{EXPECTED}"
+        f"missing: the file is in the {fmt.name} format (line {line}), whose lines need "
+        f"{needed}; {expected_samples()}"
     ))
 
 
@@ -297,144 +303,29 @@ def _prefjudge(
     return _validated(spath, number, data)
 
 
-def _task_prompt(task: Task) -> str:
-    """The prompt a completion continues: what EvalPlus / BigCodeBench concatenate."""
-    for key in ("complete_prompt", "raw_prompt"):  # BigCodeBench; MBPP+ (EvalPlus release)
-        value = task.metadata.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return task.prompt
-
-
-def _code(data: Mapping[str, Any], fmt: str, tasks: Mapping[str, Task] | None,
-          task_id: str) -> tuple[str, int, bool]:
-    """A sample's response, whether it is code as a whole, and 1 if a completion stands alone.
-
-    A ``raw_solution`` is the model's Markdown reply (code is found in it); a
-    ``solution`` or ``completion`` is code, never Markdown.
-    """
-    if fmt == "bigcodebench" and data.get("raw_solution") is not None:
-        return text_field(data, "raw_solution"), 0, False
-    if "solution" in data:
-        return text_field(data, "solution"), 0, True
-    completion = text_field(data, "completion")
-    task = (tasks or {}).get(task_id)
-    if task is None:
-        return completion, 1, True
-    return _task_prompt(task) + completion, 0, True
-
-
-def _constraints(data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """SWE-IF ``if_info.constraints`` as instruction refs (``{}`` means none)."""
-    info = data.get("if_info", {})
-    if info is None:
-        return []
-    if not isinstance(info, dict):
-        raise FieldProblem("if_info", f"expected an object, got {type(info).__name__}")
-    constraints = info.get("constraints", [])
-    if not isinstance(constraints, list):
-        raise FieldProblem("if_info.constraints",
-                       f"expected a list, got {type(constraints).__name__}")
-    refs = []
-    for index, item in enumerate(constraints):
-        where = f"if_info.constraints.{index}"
-        if not isinstance(item, dict):
-            raise FieldProblem(where, f"expected an object, got {type(item).__name__}")
-        ident = item.get("index")
-        if not isinstance(ident, str) or not ident:
-            raise FieldProblem(f"{where}.index", "expected an instruction id (a string)")
-        params = item.get("parameters", {})
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            raise FieldProblem(f"{where}.parameters",
-                           f"expected an object, got {type(params).__name__}")
-        refs.append({"id": ident, "params": params})
-    return refs
-
-
-def _message_text(message: Any) -> tuple[str, str] | None:
-    """``(role, text)`` of a Gemini-style (``parts``) or OpenAI-style (``content``) message."""
-    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-        return None
-    parts, content = message.get("parts"), message.get("content")
-    if isinstance(content, str) and parts is None:
-        return message["role"], content
-    if isinstance(parts, list) and parts and content is None:
-        texts = [part.get("text") if isinstance(part, dict) else None for part in parts]
-        if all(isinstance(text, str) for text in texts):
-            return message["role"], "".join(texts)
-    return None
-
-
-def _edit_turns(messages: Any, refs: list[dict[str, Any]],
-                response: str) -> list[dict[str, Any]] | None:
-    """The turns of a SWE-IF editing record, or None when its messages do not map exactly."""
-    if not isinstance(messages, list) or len(messages) != 2 * (len(refs) + 1):
-        return None
-    turns: list[dict[str, Any]] = []
-    for index in range(len(refs) + 1):
-        asked, replied = (_message_text(m) for m in messages[2 * index:2 * index + 2])
-        if asked is None or replied is None or asked[0] != "user" or \
-                replied[0] not in _REPLY_ROLES:
-            return None
-        turns.append({"index": index + 1, "prompt": asked[1], "response": replied[1],
-                      "instruction": refs[index - 1] if index else None})
-    if turns[-1]["response"] != response:
-        return None
-    return turns
-
-
-def _convert(fmt: str, data: Mapping[str, Any], model: str, sample: int,
-             tasks: Mapping[str, Task] | None) -> tuple[dict[str, Any], int]:
+def _build(fmt: str, convert: SampleConverter, data: Mapping[str, Any], model: str,
+           sample: int, tasks: Mapping[str, Task] | None) -> tuple[dict[str, Any], int]:
     """Build a ``Generation`` dict from a sample line; 1 when a completion stands alone."""
     task_id = text_field(data, "task_id")
     if not task_id:
         raise FieldProblem("task_id", "empty")
-    bare = 0
-    refs: list[dict[str, Any]] = []
-    turns: list[dict[str, Any]] | None = None
-    error: str | None = None
-    protocol = "single"
-    is_code = False
-    if fmt in ("evalplus", "bigcodebench"):
-        response, bare, is_code = _code(data, fmt, tasks, task_id)
-    else:
-        response = text_field(data, "full_response")
-        refs = _constraints(data)
-        status = data.get("status")
-        if isinstance(status, str) and status in _FAILED_STATUSES:
-            detail = data.get("processing_error") or response or status
-            error = f"{status}: {detail}" if detail != status else status
-            response = ""
-        if fmt == "swe-if-edit":
-            protocol = "multi"
-            edit_num = data.get("edit_num")
-            if isinstance(edit_num, bool) or not isinstance(edit_num, int) or edit_num < 0:
-                raise FieldProblem("edit_num", "expected a non-negative integer")
-            if error is None:
-                if len(refs) != edit_num:
-                    raise FieldProblem("if_info.constraints", (
-                        f"{len(refs)} constraint(s) but edit_num is {edit_num}; an editing "
-                        "record lists the constraints of every edit so far"
-                    ))
-                turns = _edit_turns(data.get("messages"), refs, response)
-    k = len(refs)
+    parts = convert(data, task_id, tasks)
+    k = len(parts.instructions)
     built: dict[str, Any] = {
-        "id": f"{task_id}::{protocol}::k{k}::s{sample}",
+        "id": f"{task_id}::{parts.protocol}::k{k}::s{sample}",
         "task_id": task_id,
         "model": model,
-        "response": response,
-        "instructions": refs,
+        "response": parts.response,
+        "instructions": parts.instructions,
         "source_format": fmt,
-        "protocol": protocol,
+        "protocol": parts.protocol,
         "k": k,
         "sample": sample,
     }
-    if turns is not None:
-        built["turns"] = turns
-    if is_code:
+    if parts.turns is not None:
+        built["turns"] = parts.turns
+    if parts.is_code:
         built["response_is_code"] = True
-    if error is not None:
-        built["error"] = error
-    return built, bare
+    if parts.error is not None:
+        built["error"] = parts.error
+    return built, parts.bare

@@ -17,14 +17,14 @@ import contextlib
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from prefjudge.io import InputError, summary_path, write_json
-from prefjudge.journal import Journal, JournalError, open_journal
+from prefjudge.journal import Journal, JournalError, open_journal, record_line
 from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.reporting import Reporter, StageError, TextTable
 from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
@@ -33,7 +33,7 @@ from prefjudge.scoring.export import ExportSettings, ExportTarget, check_fits, e
 from prefjudge.scoring.formats import SampleFormatWarning
 from prefjudge.scoring.profiles import get_profile
 from prefjudge.scoring.rows import sample_row
-from prefjudge.scoring.score import ScoreJob, has_tests, prepare_job, score_batches
+from prefjudge.scoring.score import ScoreJob, has_tests, prepare_job, scored_batches
 from prefjudge.scoring.sources import SourceError, UnknownSourceError
 from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
 from prefjudge.scoring.verify import ruff_version
@@ -51,6 +51,33 @@ EARLY_VERIFIER_BYTES = 1_000_000
 before the file is read (see :mod:`prefjudge.scoring.verify.process`)."""
 
 
+@dataclass(frozen=True)
+class EngineWork:
+    """What an engine scores in one run (the argument of :meth:`EngineRun.batches`).
+
+    Attributes:
+        job: The validated generations and their keys.
+        tasks: Tasks by id (empty: no unit tests).
+        done: Keys the output already holds.
+        limits: Each test run's sandbox limits.
+        profile: Verification profile.
+        zygote: Fork test runs from a zygote (None: the default).
+        preload: Modules the zygotes import besides the tasks' own.
+        on_progress: Called with the phase (``verify``, ``tests``) and units done.
+        on_event: Called with a line about the engine (a node lost, a shard again).
+    """
+
+    job: ScoreJob
+    tasks: Mapping[str, Task]
+    done: set[str]
+    limits: SandboxLimits
+    profile: str
+    zygote: bool | None
+    preload: Sequence[str]
+    on_progress: Callable[[str, int], None]
+    on_event: Callable[[str], None]
+
+
 class EngineRun(Protocol):
     """A scoring engine connected for one run (what :meth:`ScoringEngine.start` returns).
 
@@ -62,31 +89,11 @@ class EngineRun(Protocol):
     sandbox: str
     sandbox_mode: str
 
-    def batches(
-        self,
-        job: ScoreJob,
-        tasks: Mapping[str, Task],
-        *,
-        done: set[str],
-        limits: SandboxLimits,
-        profile: str,
-        zygote: bool | None,
-        preload: Sequence[str],
-        on_progress: Callable[[str, int], None],
-        on_event: Callable[[str], None],
-    ) -> Iterable[list[ScoredSample]]:
-        """Score the job's generations whose keys are not in ``done``, in finished batches.
+    def batches(self, work: EngineWork) -> Iterable[list[ScoredSample]]:
+        """Score the work's generations whose keys are not done, in finished batches.
 
         Args:
-            job: The validated generations and their keys.
-            tasks: Tasks by id (empty: no unit tests).
-            done: Keys the output already holds.
-            limits: Each test run's sandbox limits.
-            profile: Verification profile.
-            zygote: Fork test runs from a zygote (None: the default).
-            preload: Modules the zygotes import besides the tasks' own.
-            on_progress: Called with the phase (``verify``, ``tests``) and units done.
-            on_event: Called with a line about the engine (a node lost, a shard again).
+            work: What to score, and where progress and events go.
 
         Returns:
             Scored records, a batch at a time, as they finish.
@@ -275,208 +282,239 @@ def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
 
 def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> ScoreOutcome:
     """:func:`score_file`, with ``stack`` closing the verifier and the Ray connection."""
-    generations, profile, output = settings.generations, settings.profile, settings.output
-    workers = settings.workers or os.cpu_count()
-    try:
-        tasks, tasks_origin, task_paths, task_sources = load_tasks(settings)
-        _check_exports(settings, tasks)
-        verifier = _early_verifier(settings, not settings.no_tests and bool(tasks), workers)
-        if verifier is not None:
-            stack.callback(verifier.close)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SampleFormatWarning)
-            job = prepare_job(
-                generations, tasks, skip_invalid=settings.skip_invalid, model=settings.model
-            )
-    except InputError as exc:
-        raise StageError(
-            f"{exc}\nNothing was scored (use --skip-invalid to score the valid lines)."
-        ) from exc
-    if not job.generations and not job.skipped:
-        raise StageError(f"{settings.source}: no generation records (the file is empty)")
-    for warning in caught:
-        if issubclass(warning.category, SampleFormatWarning):
-            reporter.warn(f"warning: {warning.message}")
-    reporter.note(f"tasks: {tasks_origin}")
-    reporter.note(f"profile: {profile} — {get_profile(profile).summary}")
-    for warning in model_name_warnings({gen.model for _, gen in job.generations}):
-        reporter.warn(f"warning: {settings.source}: {warning}")
-    if job.skipped:
-        reporter.warn(f"skipped {len(job.skipped)} invalid input problem(s):")
-        for issue in job.skipped:
-            reporter.warn(f"  {issue}")
-
-    tests_on = not settings.no_tests and bool(tasks)
-    engine = None
-    if settings.engine is not None:
-        engine = settings.engine.start(tests=tests_on, reporter=reporter)
-        stack.callback(engine.close)
-    isolation = isolation_mode = ""
-    if engine is not None:
-        isolation, isolation_mode = engine.sandbox, engine.sandbox_mode
-    elif tests_on:
-        report = isolation_report()
-        isolation_mode = str(report["mode"])
-        use_zygote = zygote_default() if settings.zygote is None else settings.zygote
-        isolation = isolation_line(report, use_zygote)
-        if report["isolated"]:
-            reporter.note(f"sandbox: {isolation}")
-        else:
-            reporter.warn(f"sandbox: {report['warning'] or isolation}")
-            for item in report["not_enforced"]:
-                reporter.warn(f"  not enforced: {item}")
-
-    limits = SandboxLimits(timeout_s=settings.test_timeout, memory_mb=settings.memory_mb)
-    journal = Journal(
-        output,
-        ScoredSample,
-        lambda rec: str(rec.meta.get("key")),
-        stage="score",
-        inputs={"generations": generations, "tasks": task_paths},
-        settings={
-            "tests": tests_on,
-            "timeout_s": settings.test_timeout,
-            "memory_mb": settings.memory_mb,
-            "ruff_version": ruff_version(),
-            "sandbox": isolation_mode,
-            "harness": harness_digest(),
-            "profile": profile,
-            "model": settings.model,
-            **({"tasks_sources": task_sources} if task_sources else {}),
-        },
-        force_new=settings.force_new,
-        changing_inputs=("generations",),
-        revise=lambda done: regenerated_records(done, job, generations),
-    )
+    run = _Run(settings, reporter, stack)
+    journal = run.journal()
     with open_journal(journal, reporter):
         if journal.revised:
-            reporter.note(f"{generations} has failed generations made again: their "
+            reporter.note(f"{settings.generations} has failed generations made again: their "
                           f"{journal.revised} record(s) are scored again")
         loading = _load_summary_meanwhile()
+        rows, new, resumed = run.score_into(journal)
+    loading.join()
+    return run.summarise(rows, new, resumed)
+
+
+@dataclass
+class _Inputs:
+    """What a run reads before it scores.
+
+    Attributes:
+        tasks: Tasks by id.
+        origin: Where the tasks came from (reported).
+        paths: The local task files, bound as inputs.
+        sources: The hub datasets' and folders' identities, bound as a setting.
+        job: The validated generations.
+    """
+
+    tasks: dict[str, Task]
+    origin: str
+    paths: list[Path]
+    sources: list[dict]
+    job: ScoreJob
+
+
+class _Run:
+    """One ``score_file`` run: its inputs, engine and journal, scoring, then the summary."""
+
+    def __init__(self, settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> None:
+        self.settings, self.reporter, self.stack = settings, reporter, stack
+        self.workers = settings.workers or os.cpu_count()
+        self.inputs = self._read_inputs()
+        self.tests_on = not settings.no_tests and bool(self.inputs.tasks)
+        self.engine: EngineRun | None = None
+        self.isolation = self.isolation_mode = ""
+        self._start_engine()
+
+    def _read_inputs(self) -> _Inputs:
+        """Load the tasks, then read and check the generations (reporting what was wrong)."""
+        settings, reporter = self.settings, self.reporter
+        try:
+            tasks, tasks_origin, task_paths, task_sources = load_tasks(settings)
+            _check_exports(settings, tasks)
+            tests = not settings.no_tests and bool(tasks)
+            self.verifier = _early_verifier(settings, tests, self.workers)
+            if self.verifier is not None:
+                self.stack.callback(self.verifier.close)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SampleFormatWarning)
+                job = prepare_job(settings.generations, tasks,
+                                  skip_invalid=settings.skip_invalid, model=settings.model)
+        except InputError as exc:
+            raise StageError(
+                f"{exc}\nNothing was scored (use --skip-invalid to score the valid lines)."
+            ) from exc
+        if not job.generations and not job.skipped:
+            raise StageError(f"{settings.source}: no generation records (the file is empty)")
+        for warning in caught:
+            if issubclass(warning.category, SampleFormatWarning):
+                reporter.warn(f"warning: {warning.message}")
+        reporter.note(f"tasks: {tasks_origin}")
+        reporter.note(f"profile: {settings.profile} — {get_profile(settings.profile).summary}")
+        for warning in model_name_warnings({gen.model for _, gen in job.generations}):
+            reporter.warn(f"warning: {settings.source}: {warning}")
+        if job.skipped:
+            reporter.warn(f"skipped {len(job.skipped)} invalid input problem(s):")
+            for issue in job.skipped:
+                reporter.warn(f"  {issue}")
+        return _Inputs(tasks, tasks_origin, task_paths, task_sources, job)
+
+    def _start_engine(self) -> None:
+        """Connect the engine (when one is set), or report this machine's sandbox."""
+        settings, reporter = self.settings, self.reporter
+        if settings.engine is not None:
+            self.engine = settings.engine.start(tests=self.tests_on, reporter=reporter)
+            self.stack.callback(self.engine.close)
+            self.isolation, self.isolation_mode = self.engine.sandbox, self.engine.sandbox_mode
+        elif self.tests_on:
+            report = isolation_report()
+            self.isolation_mode = str(report["mode"])
+            use_zygote = zygote_default() if settings.zygote is None else settings.zygote
+            self.isolation = isolation_line(report, use_zygote)
+            if report["isolated"]:
+                reporter.note(f"sandbox: {self.isolation}")
+            else:
+                reporter.warn(f"sandbox: {report['warning'] or self.isolation}")
+                for item in report["not_enforced"]:
+                    reporter.warn(f"  not enforced: {item}")
+
+    def journal(self) -> Journal[ScoredSample]:
+        """The output's journal, bound to the inputs and the settings that change records."""
+        settings, inputs, job = self.settings, self.inputs, self.inputs.job
+        return Journal(
+            settings.output,
+            ScoredSample,
+            lambda rec: str(rec.meta.get("key")),
+            stage="score",
+            inputs={"generations": settings.generations, "tasks": inputs.paths},
+            settings={
+                "tests": self.tests_on,
+                "timeout_s": settings.test_timeout,
+                "memory_mb": settings.memory_mb,
+                "ruff_version": ruff_version(),
+                "sandbox": self.isolation_mode,
+                "harness": harness_digest(),
+                "profile": settings.profile,
+                "model": settings.model,
+                **({"tasks_sources": inputs.sources} if inputs.sources else {}),
+            },
+            force_new=settings.force_new,
+            changing_inputs=("generations",),
+            revise=lambda done: regenerated_records(done, job, settings.generations),
+        )
+
+    def score_into(self, journal: Journal[ScoredSample]) -> tuple[list[tuple], int, int]:
+        """Score what the journal lacks, writing each batch as it comes.
+
+        Returns:
+            The summary's rows in the output's order (the records it held, then the new
+            ones), how many records were scored now, and how many it held already.
+        """
+        settings, reporter, job = self.settings, self.reporter, self.inputs.job
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)
         resumed = len(job.keys) - todo
         if journal.resumed:
-            reporter.note(f"resuming {output}: {resumed} already scored, {todo} to go")
-        with_tests = (
-            0
-            if settings.no_tests
-            else sum(
-                1
-                for key, (_, gen) in zip(job.keys, job.generations, strict=True)
-                if key not in done and has_tests(gen, tasks)
-            )
-        )
-        scored: list[tuple[object, tuple]] = []
-        tests_progress = (
-            reporter.progress("unit tests  ", with_tests)
-            if with_tests
-            else nullcontext(lambda _n: None)
-        )
+            reporter.note(f"resuming {settings.output}: {resumed} already scored, {todo} to go")
+        with_tests = 0 if settings.no_tests else sum(
+            1 for key, (_, gen) in zip(job.keys, job.generations, strict=True)
+            if key not in done and has_tests(gen, self.inputs.tasks))
+        scored: list[tuple[str, tuple]] = []
+        tests_progress = (reporter.progress("unit tests  ", with_tests) if with_tests
+                          else nullcontext(lambda _n: None))
         with reporter.progress("instructions", todo) as verify_bar, tests_progress as tests_bar:
             bars = {"verify": verify_bar, "tests": tests_bar}
-            advance = lambda phase, n: bars[phase](n)  # noqa: E731
-            if engine is None:
-                batches: Iterable[list[ScoredSample]] = score_batches(
-                    job,
-                    done=done,
-                    workers=workers,
-                    limits=limits,
-                    run_tests=not settings.no_tests,
-                    isolation=isolation,
-                    profile=profile,
-                    separate_process=verifier,
-                    zygote=settings.zygote,
-                    preload=settings.preload,
-                    on_progress=advance,
-                )
-            else:
-                batches = engine.batches(
-                    job,
-                    tasks if tests_on else {},
-                    done=done,
-                    limits=limits,
-                    profile=profile,
-                    zygote=settings.zygote,
-                    preload=settings.preload,
-                    on_progress=advance,
-                    on_event=reporter.warn,
-                )
             try:
-                for batch in batches:
-                    # Written, then let go: the summary needs only a small row per record, so
-                    # memory does not grow by a whole record (response, results) per
-                    # generation.
-                    journal.write_many(batch, keep=False)
-                    scored += [(record.meta.get("key"), sample_row(record)) for record in batch]
+                for batch in self._batches(done, lambda phase, n: bars[phase](n)):
+                    # Written, then let go: the summary needs only a small row per record,
+                    # so memory does not grow by a whole record per generation.
+                    journal.write_lines([(key, line) for key, line, _ in batch])
+                    scored += [(key, row) for key, _, row in batch]
             except StageError as exc:  # only an engine raises it
                 raise StageError(
-                    f"{exc}\n{len(scored)} record(s) scored in this run are in {output}; "
-                    "rerun the command to resume."
+                    f"{exc}\n{len(scored)} record(s) scored in this run are in "
+                    f"{settings.output}; rerun the command to resume."
                 ) from exc
-        # The summary's rows, in the output's order: the records it held, then the new ones.
         wanted = set(job.keys)
         rows = [sample_row(rec) for rec in journal.done.values() if rec.meta.get("key") in wanted]
-        new = len(scored)
         rows += [row for key, row in scored if key in wanted]
-        del scored
-    loading.join()
-    from prefjudge.plots.score import save_summary_plot
-    from prefjudge.scoring.metrics import model_summary, rows_frame
+        return rows, len(scored), resumed
 
-    summary = model_summary(rows_frame(rows), n_resamples=settings.bootstrap, seed=settings.ci_seed)
-    table = frame_table(
-        summary_table(summary),
-        title=f"prefjudge score — {Path(settings.source).name} — profile {profile}",
-    )
-    reporter.table(table)
-    for note in unrated_notes(summary, tests=tests_on, no_tests=settings.no_tests):
-        reporter.note(note)
-    prefix = settings.summary_prefix or summary_path(output)
-    csv, summary_json, plot = (Path(f"{prefix}{ext}") for ext in (".csv", ".json", ".png"))
-    summary.assign(profile=profile).to_csv(csv, index=False)
-    write_json(
-        summary_json,
-        {
+    def _batches(
+        self, done: set[str], advance: Callable[[str, int], None]
+    ) -> Iterator[list[tuple[str, str, tuple]]]:
+        """``(key, line, summary row)`` of each record scored, a finished batch at a time."""
+        settings, job = self.settings, self.inputs.job
+        limits = SandboxLimits(timeout_s=settings.test_timeout, memory_mb=settings.memory_mb)
+        if self.engine is None:  # lines and rows straight from scoring: no record is built
+            for scored in scored_batches(
+                job, done=done, workers=self.workers, limits=limits,
+                run_tests=not settings.no_tests, isolation=self.isolation,
+                profile=settings.profile, separate_process=self.verifier,
+                zygote=settings.zygote, preload=settings.preload, on_progress=advance,
+            ):
+                yield [(item.key, item.line(), item.row()) for item in scored]
+            return
+        work = EngineWork(job, self.inputs.tasks if self.tests_on else {}, done=done,
+                          limits=limits, profile=settings.profile, zygote=settings.zygote,
+                          preload=settings.preload, on_progress=advance,
+                          on_event=self.reporter.warn)
+        for batch in self.engine.batches(work):
+            yield [(str(rec.meta.get("key")), record_line(rec), sample_row(rec))
+                   for rec in batch]
+
+    def summarise(self, rows: list[tuple], new: int, resumed: int) -> ScoreOutcome:
+        """Report the per-model table, write the summary files and the exports."""
+        settings, reporter, inputs = self.settings, self.reporter, self.inputs
+        from prefjudge.plots.score import save_summary_plot
+        from prefjudge.scoring.metrics import model_summary, rows_frame
+
+        summary = model_summary(rows_frame(rows), n_resamples=settings.bootstrap,
+                                seed=settings.ci_seed)
+        table = frame_table(
+            summary_table(summary),
+            title=f"prefjudge score — {Path(settings.source).name} — profile {settings.profile}",
+        )
+        reporter.table(table)
+        for note in unrated_notes(summary, tests=self.tests_on, no_tests=settings.no_tests):
+            reporter.note(note)
+        prefix = settings.summary_prefix or summary_path(settings.output)
+        csv, summary_json, plot = (Path(f"{prefix}{ext}") for ext in (".csv", ".json", ".png"))
+        summary.assign(profile=settings.profile).to_csv(csv, index=False)
+        write_json(summary_json, self._summary_json(summary))
+        save_summary_plot(summary, plot)
+        reporter.note(f"wrote {settings.output} ({len(rows)} records), {prefix}.csv/.json/.png")
+        check_errors = int(summary["check_errors"].sum())
+        test_errors = int(summary["func_error"].sum())
+        if check_errors or test_errors:
+            reporter.warn(
+                "some checks or test runs ended in error: they are counted apart, "
+                "not as failures — see the 'reason'/'detail' fields."
+            )
+        exported = [path for target in settings.exports for path in export_scores(
+            ExportSettings(settings.output, target, inputs.tasks, inputs.paths,
+                           generations=settings.source), reporter).files]
+        return ScoreOutcome(
+            output=settings.output, records=len(rows), scored=new, resumed=resumed,
+            skipped=len(inputs.job.skipped), tests=self.tests_on, tasks=inputs.origin,
+            sandbox=self.isolation, summary_csv=csv, summary_json=summary_json,
+            summary_plot=plot, table=table, check_errors=check_errors,
+            test_errors=test_errors, exported=tuple(exported),
+        )
+
+    def _summary_json(self, summary: pd.DataFrame) -> dict[str, object]:
+        """The summary file's object: the run's settings and the per-model figures."""
+        settings = self.settings
+        return {
             "generations": settings.source,
-            "tasks": tasks_origin,
+            "tasks": self.inputs.origin,
             "seed": settings.ci_seed,
             "bootstrap": settings.bootstrap,
-            "profile": profile,
+            "profile": settings.profile,
             "ruff_version": ruff_version(),
-            "sandbox": isolation,
-            "engine": engine.summary() if engine else {"name": "local"},
+            "sandbox": self.isolation,
+            "engine": self.engine.summary() if self.engine else {"name": "local"},
             "models": summary.to_dict(orient="records"),
-        },
-    )
-    save_summary_plot(summary, plot)
-    reporter.note(f"wrote {output} ({len(rows)} records), {prefix}.csv/.json/.png")
-    check_errors, test_errors = int(summary["check_errors"].sum()), int(summary["func_error"].sum())
-    if check_errors or test_errors:
-        reporter.warn(
-            "some checks or test runs ended in error: they are counted apart, "
-            "not as failures — see the 'reason'/'detail' fields."
-        )
-    exported = [path for target in settings.exports for path in export_scores(
-        ExportSettings(output, target, tasks, task_paths, generations=settings.source),
-        reporter).files]
-    return ScoreOutcome(
-        output=output,
-        records=len(rows),
-        scored=new,
-        resumed=resumed,
-        skipped=len(job.skipped),
-        tests=tests_on,
-        tasks=tasks_origin,
-        sandbox=isolation,
-        summary_csv=csv,
-        summary_json=summary_json,
-        summary_plot=plot,
-        table=table,
-        check_errors=check_errors,
-        test_errors=test_errors,
-        exported=tuple(exported),
-    )
+        }
 
 
 def regenerated_records(
@@ -593,7 +631,8 @@ def _early_verifier(
             return None
     except OSError:  # reading it reports the problem
         return None
-    return VerifyProcess(workers=workers, profile=settings.profile)
+    return VerifyProcess(workers=workers, profile=settings.profile,
+                         read_ahead=settings.generations)
 
 
 def _load_summary_meanwhile() -> threading.Thread:
@@ -761,6 +800,7 @@ def frame_table(frame: pd.DataFrame, *, title: str = "", result: bool = True) ->
 __all__ = [
     "EARLY_VERIFIER_BYTES",
     "EngineRun",
+    "EngineWork",
     "ScoreOutcome",
     "ScoreSettings",
     "ScoreUsageError",

@@ -9,6 +9,7 @@ import queue
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +31,13 @@ from prefjudge.sandbox.preload import modules_to_preload
 from prefjudge.sandbox.zygote import ZygotePool, zygote_default
 from prefjudge.scoring.formats import read_generations
 from prefjudge.scoring.profiles import Profile, get_profile
+from prefjudge.scoring.rows import PackedCheck, Scored, checks_statuses, summarise_statuses
+from prefjudge.scoring.rows import summarise_checks as summarise_checks  # its home until now
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.scoring.verify import ruff_version, verify_batch
 from prefjudge.scoring.verify.extract import code_of
 from prefjudge.scoring.verify.process import PendingResults, VerifyProcess
+from prefjudge.scoring.verify.refs import ReferenceCheck
 
 ProgressCallback = Callable[[str, int], None]
 
@@ -133,13 +137,20 @@ def _read_and_check(
     # filled in, so that outputs always carry the parameters that were checked.
     valid: list[tuple[int, Generation]] = []
     bad_lines = {issue.line for issue in issues}
+    check = ReferenceCheck(taxonomy)
     for line, gen in records:
-        line_issues, refs = _checked_instructions(spath, line, gen, tasks, taxonomy)
+        line_issues, refs = check.instructions(spath, line, gen)
+        if tasks and gen.task_id not in tasks:
+            line_issues.append(InputIssue(spath, line, "task_id",
+                                          f"task {gen.task_id!r} is not in the tasks file"))
         if line_issues:
             issues.extend(line_issues)
             bad_lines.add(line)
             continue
-        valid.append((line, gen.model_copy(update={"instructions": refs})))
+        if all(new is old for new, old in zip(refs, gen.instructions, strict=True)):
+            valid.append((line, gen))  # every reference complete as given: nothing to copy
+        else:
+            valid.append((line, gen.model_copy(update={"instructions": refs})))
     ids = Counter((gen.model, gen.id) for _, gen in valid if gen.id is not None)
     for line, gen in valid:
         if gen.id is not None and ids[(gen.model, gen.id)] > 1:
@@ -166,73 +177,20 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _checked_instructions(
-    path: str, line: int, gen: Generation, tasks: dict[str, Task], taxonomy: Taxonomy | None
-) -> tuple[list[InputIssue], list[InstructionRef]]:
-    """A generation's input problems, and its instructions with resolved parameters.
-
-    Returns:
-        ``(issues, refs)``: ``refs`` is meaningful only when ``issues`` is empty.
-    """
-    issues, refs = [], []
-    for index, ref in enumerate(gen.instructions):
-        assert taxonomy is not None  # loaded when any generation has instructions
-        checked = taxonomy.check_params(ref.id, ref.params)
-        for fld, message in checked.problems:
-            suffix = f".{fld}" if fld else ""
-            issues.append(InputIssue(path, line, f"instructions.{index}{suffix}", message))
-        if list(checked.params.items()) == list(ref.params.items()):
-            refs.append(ref)  # complete as given
-        else:  # validated already: constructed without validating again
-            refs.append(InstructionRef.model_construct(id=ref.id, params=checked.params))
-    if tasks and gen.task_id not in tasks:
-        issues.append(InputIssue(path, line, "task_id",
-                                 f"task {gen.task_id!r} is not in the tasks file"))
-    return issues, refs
-
-
-def summarise_checks(results: Sequence[CheckResult]) -> tuple[float | None, bool | None]:
-    """Instruction-level and task-level IF of one sample.
-
-    Errored checks are undetermined: they leave the fraction's denominator, and make
-    task-level IF undetermined unless another check already failed.
-
-    Args:
-        results: The sample's check results.
-
-    Returns:
-        ``(if_instruction, if_task)``; None where undetermined or with no instructions.
-    """
-    passed = sum(r.status == "pass" for r in results)
-    failed = sum(r.status == "fail" for r in results)
-    errored = sum(r.status == "error" for r in results)
-    if_instruction = passed / (passed + failed) if passed + failed else None
-    if failed:
-        if_task: bool | None = False
-    elif errored or not results:
-        if_task = None
-    else:
-        if_task = True
-    return if_instruction, if_task
-
-
 def record_meta(isolation: str, profile: str | Profile | None = None) -> dict[str, str]:
     """The provenance stored in every scored record (tools, sandbox, verification profile)."""
     return {"ruff_version": ruff_version(), "prefjudge_version": __version__,
             "sandbox": isolation, "profile": get_profile(profile).name}
 
 
-def score_stream(
-    job: ScoreJob,
-    **options: Any,
-) -> Iterator[ScoredSample]:
+def score_stream(job: ScoreJob, **options: Any) -> Iterator[ScoredSample]:
     """Score a job, yielding each sample as soon as it and all before it are finished.
 
     The samples of :func:`score_batches`, one at a time; it takes the same arguments.
 
     Args:
         job: Validated generations and tasks.
-        **options: The keyword arguments of :func:`score_batches`.
+        **options: The fields of :class:`ScoreOptions`.
 
     Yields:
         Scored samples in input order.
@@ -241,39 +199,20 @@ def score_stream(
         yield from batch
 
 
-def score_batches(
-    job: ScoreJob,
-    *,
-    done: set[str] | frozenset[str] = frozenset(),
-    chunk_size: int | None = None,
-    workers: int | None = None,
-    limits: SandboxLimits | None = None,
-    run_tests: bool = True,
-    isolation: str = "",
-    on_progress: ProgressCallback | None = None,
-    profile: str | Profile | None = None,
-    separate_process: bool | VerifyProcess | None = None,
-    zygote: bool | ZygotePool | None = None,
-    preload: Sequence[str] = (),
-) -> Iterator[list[ScoredSample]]:
-    """Score a job, yielding samples as soon as they and all before them are finished.
-
-    With unit tests, each sample comes alone, as soon as its tests end; without, the
-    samples of a verified chunk come together (a caller writes them in one go).
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How :func:`score_batches` scores a job (its keyword arguments).
 
     Instructions are verified a chunk at a time (batched Ruff runs); the chunk's unit
     tests run in parallel sandboxes in a background thread while finished samples are
     yielded in input order, so the caller can write them at once and a killed run loses
-    at most the samples still in flight.
+    at most the samples still in flight. Without unit tests, verification is what takes
+    the time: chunks grow from :data:`CHUNK` to :data:`VERIFY_CHUNK` generations (fewer,
+    larger Ruff runs; the first samples still come quickly), and later chunks are
+    verified in the background while this one's samples are yielded: in a thread (one
+    chunk ahead), or in a verification process (two ahead; see ``separate_process``).
 
-    Without unit tests, verification is what takes the time: chunks grow from
-    :data:`CHUNK` to :data:`VERIFY_CHUNK` generations (fewer, larger Ruff runs; the first
-    samples still come quickly), and later chunks are verified in the background while
-    this one's samples are yielded: in a thread (one chunk ahead), or in a verification
-    process (two ahead; see ``separate_process``).
-
-    Args:
-        job: Validated generations and tasks.
+    Attributes:
         done: Keys already scored (resume); they are not scored again.
         chunk_size: Generations verified per batch (default: as described above).
         workers: Parallel Ruff groups and sandbox processes (default: CPU count).
@@ -285,124 +224,188 @@ def score_batches(
         profile: Verification profile (``reference`` by default, or ``strict``): how
             instructions are checked and which code the unit tests run; stored in
             ``meta.profile``.
-        separate_process: Verify in a process of its own
-            (:class:`~prefjudge.scoring.verify.process.VerifyProcess`), so that records
-            are built here meanwhile, on another core; without unit tests only. None
-            (default): when there is more than one chunk. A process of its own is started
-            here, and the first chunk verified in this process while it starts; a
-            started ``VerifyProcess`` (same profile) is used for every chunk and left
-            open.
+        separate_process: Verify in a process of its own (:class:`VerifyProcess`), so
+            that records are built here meanwhile, on another core; without unit tests
+            only. None (default): when there is more than one chunk (one is started here,
+            the first chunk verified here while it starts); a started ``VerifyProcess``
+            (same profile) is used for every chunk and left open.
         zygote: Fork unit-test runs from per-worker zygotes that imported the tests'
-            libraries once, kept for the whole job (default: yes, unless
-            ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False: a fresh process per run; a
-            :class:`~prefjudge.sandbox.zygote.ZygotePool`: fork from that pool, which the
-            caller keeps open (a Ray worker's, kept across shards).
+            libraries once (default: yes, unless ``PREFJUDGE_SANDBOX_ZYGOTE=0``); False:
+            a fresh process per run; a :class:`ZygotePool`: fork from that pool, which
+            the caller keeps open (a Ray worker's, kept across shards).
         preload: Modules the zygotes import besides those the job's tasks import (not
             used with a given pool).
+    """
+
+    done: set[str] | frozenset[str] = frozenset()
+    chunk_size: int | None = None
+    workers: int | None = None
+    limits: SandboxLimits | None = None
+    run_tests: bool = True
+    isolation: str = ""
+    on_progress: ProgressCallback | None = None
+    profile: str | Profile | None = None
+    separate_process: bool | VerifyProcess | None = None
+    zygote: bool | ZygotePool | None = None
+    preload: Sequence[str] = ()
+
+
+def score_batches(job: ScoreJob, **options: Any) -> Iterator[list[ScoredSample]]:
+    """Score a job, yielding samples as soon as they and all before them are finished.
+
+    With unit tests, each sample comes alone, as soon as its tests end; without, the
+    samples of a verified chunk come together (a caller writes them in one go). How the
+    work is split and overlapped: :class:`ScoreOptions`.
+
+    Args:
+        job: Validated generations and tasks.
+        **options: The fields of :class:`ScoreOptions`.
 
     Yields:
         Lists of scored samples, in input order.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    for batch in scored_batches(job, **options):
+        yield [item.sample() for item in batch]
 
-    profile = get_profile(profile)
-    meta = record_meta(isolation, profile)
-    tasks = job.tasks if run_tests else {}
-    pairs = zip(job.keys, job.generations, strict=True)
-    todo = [(key, gen) for key, (_, gen) in pairs if key not in done]
-    tested = any(has_tests(gen, tasks) for _, gen in todo)
-    chunks = _chunks(todo, chunk_size, tested)
 
-    def split(chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
+def scored_batches(job: ScoreJob, **options: Any) -> Iterator[list[Scored]]:
+    """:func:`score_batches`'s batches before they are records (the same arguments).
+
+    Each :class:`~prefjudge.scoring.rows.Scored` gives its record, its JSONL line or its
+    summary row; a caller that writes lines needs no record built.
+
+    Args:
+        job: Validated generations and tasks.
+        **options: The fields of :class:`ScoreOptions`.
+
+    Yields:
+        Lists of scored generations, in input order.
+    """
+    yield from _Scoring(job, ScoreOptions(**options)).batches()
+
+
+class _Scoring:
+    """One job being scored: its chunks, their verification and tests, its records."""
+
+    def __init__(self, job: ScoreJob, options: ScoreOptions) -> None:
+        self.job, self.options = job, options
+        self.profile = get_profile(options.profile)
+        self.meta = record_meta(options.isolation, self.profile)
+        self.tasks = job.tasks if options.run_tests else {}
+        given = options.separate_process
+        self.given = given if isinstance(given, VerifyProcess) else None
+        self.process: VerifyProcess | None = None
+        self.ahead: ThreadPoolExecutor | None = None
+
+    def _plan(self) -> None:
+        """What to score (the keys not done), in which chunks; refuse a mismatched process."""
+        pairs = zip(self.job.keys, self.job.generations, strict=True)
+        self.todo = [(key, gen) for key, (_, gen) in pairs if key not in self.options.done]
+        self.tested = any(has_tests(gen, self.tasks) for _, gen in self.todo)
+        self.chunks = _chunks(self.todo, self.options.chunk_size, self.tested)
+        if self.given is not None and self.given.profile != self.profile.name:
+            raise ValueError(f"the verification process checks profile {self.given.profile!r}, "
+                             f"not {self.profile.name!r}")
+
+    def batches(self) -> Iterator[list[Scored]]:
+        """Verify (and test) chunk by chunk, yielding what is finished in input order."""
+        # What exists now (the job: about 100 objects per generation, the modules) lives until
+        # the end; each full garbage collection during scoring would walk all of it again
+        # (a third of the CPU of scoring 10,000 generations). Frozen for the run, then thawed;
+        # left alone when someone else froze objects already.
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
+        pending: deque[_Pending] = deque()
+        pool = None
+        try:
+            self._plan()
+            options, tested = self.options, self.tested
+            # Verifying the next chunk while this one is written keeps Ruff busy; not beside
+            # unit tests, whose wall-clock timeouts should not compete with it. In this
+            # process: one chunk ahead in a thread; in the verification process: two, so it
+            # never waits.
+            separate = options.separate_process
+            if separate is None:
+                separate = len(self.chunks) > 1
+            if separate and not tested:
+                self.process = self.given or VerifyProcess(workers=options.workers,
+                                                           profile=self.profile)
+            self.ahead = None if tested else ThreadPoolExecutor(
+                1, thread_name_prefix="prefjudge-verify")
+            pool = _zygote_pool(self.todo, self.tasks, options.zygote, options.preload) \
+                if tested else None
+            depth = 0 if tested else 2 if self.process else 1
+            submitted = _top_up(pending, depth, len(self.chunks), 0, self._begin)
+            for chunk in self.chunks:
+                checks, turn_results, turn_items = (
+                    pending.popleft().result() if pending else self._verify(chunk)
+                )
+                submitted = _top_up(pending, depth, len(self.chunks), submitted, self._begin)
+                if options.on_progress:
+                    options.on_progress("verify", len(chunk))
+                funcs = _test_results_in_order(chunk, self.tasks, options.workers,
+                                               options.limits, options.on_progress,
+                                               self.profile, pool)
+                yield from self._built(chunk, checks, funcs, turn_results, turn_items)
+        finally:
+            for waiting in pending:  # a consumer that stops early does not wait for them
+                waiting.cancel()
+            self._close(pool, freeze)
+
+    def _close(self, pool: ZygotePool | None, freeze: bool) -> None:
+        """Let the run's helpers go: the thread, a process or pool started here, the freeze."""
+        if self.ahead is not None:
+            self.ahead.shutdown(wait=False, cancel_futures=True)
+        if self.process is not None and self.process is not self.given:
+            self.process.close()
+        if pool is not None and pool is not self.options.zygote:
+            pool.close()
+        if freeze:
+            gc.unfreeze()
+
+    def _split(self, chunk: list[tuple[str, Generation]]) -> tuple[list, list, list]:
+        """A chunk's items to verify: each response, then each turn of multi-turn ones."""
         # A failed model request has no answer: nothing of it is checked (generation_failed)
         items = [(gen.response, [] if generation_failed(gen) else gen.instructions,
                   gen.response_is_code) for _, gen in chunk]
         turn_items = [multi_turn_items(gen) for _, gen in chunk]
         return items, turn_items, items + [item for turns in turn_items for item in turns]
 
-    def verify(chunk: list[tuple[str, Generation]]) -> _Verified:
-        items, turn_items, everything = split(chunk)
-        checked = verify_batch(everything, workers=workers, profile=profile)
+    def _verify(self, chunk: list[tuple[str, Generation]]) -> _Verified:
+        """Verify a chunk in this process."""
+        items, turn_items, everything = self._split(chunk)
+        checked = verify_batch(everything, workers=self.options.workers, profile=self.profile)
         return checked[:len(items)], checked[len(items):], turn_items
 
-    # Verifying the next chunk while this one is written keeps Ruff busy; not beside unit
-    # tests, whose wall-clock timeouts should not compete with it. In this process: one
-    # chunk ahead in a thread; in the verification process: two, so it never waits.
-    given = separate_process if isinstance(separate_process, VerifyProcess) else None
-    if given is not None and given.profile != profile.name:
-        raise ValueError(f"the verification process checks profile {given.profile!r}, "
-                         f"not {profile.name!r}")
-    if separate_process is None:
-        separate_process = len(chunks) > 1
-    process = None
-    if separate_process and not tested:
-        process = given or VerifyProcess(workers=workers, profile=profile)
-    ahead = None if tested else ThreadPoolExecutor(1, thread_name_prefix="prefjudge-verify")
-    pool = _zygote_pool(todo, tasks, zygote, preload) if tested else None
-    depth = 0 if tested else 2 if process else 1
+    def _begin(self, index: int) -> _Pending:
+        """Start verifying chunk ``index``: in the thread, or in the verification process."""
+        if self.process is None or (index == 0 and self.given is None):  # while it starts
+            assert self.ahead is not None
+            return self.ahead.submit(self._verify, self.chunks[index])
+        items, turn_items, everything = self._split(self.chunks[index])
+        return _InProcess(self.process.submit(everything), len(items), turn_items)
 
-    def begin(index: int) -> _Pending:
-        if process is None or (index == 0 and given is None):  # while the process starts
-            return ahead.submit(verify, chunks[index])
-        items, turn_items, everything = split(chunks[index])
-        return _InProcess(process.submit(everything), len(items), turn_items)
-
-    pending: deque[_Pending] = deque()
-    submitted = 0
-    # What exists now (the job: about 100 objects per generation, the modules) lives until
-    # the end; each full garbage collection during scoring would walk all of it again
-    # (a third of the CPU of scoring 10,000 generations). Frozen for the run, then thawed;
-    # left alone when someone else froze objects already.
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    try:
-        submitted = _top_up(pending, depth, len(chunks), submitted, begin)
-        for chunk in chunks:
-            checks, turn_results, turn_items = (
-                pending.popleft().result() if pending else verify(chunk)
-            )
-            submitted = _top_up(pending, depth, len(chunks), submitted, begin)
-            if on_progress:
-                on_progress("verify", len(chunk))
-            funcs = _test_results_in_order(chunk, tasks, workers, limits, on_progress, profile,
-                                           pool)
-            turn_checks = iter(turn_results)
-            batch = []
-            for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
-                                                        strict=True):
-                fields = _input_fields(gen)
-                if "instructions" in fields:  # the validated refs, not dicts to validate again
-                    fields["instructions"] = gen.instructions
-                if generation_failed(gen):  # an error of its own: no checks, no tests, no rate
-                    batch.append(ScoredSample(**fields, status="error", meta={**meta, "key": key}))
-                else:
-                    if_instruction, if_task = summarise_checks(results)
-                    batch.append(ScoredSample(
-                        **fields,
-                        instruction_results=results,
-                        if_instruction=if_instruction,
-                        if_task=if_task,
-                        func=func,
-                        turn_results=[next(turn_checks) for _ in turns] if turns else None,
-                        meta={**meta, "key": key},
-                    ))
-                if tested:  # each sample as soon as its tests end
-                    yield batch
-                    batch = []
-            if batch:
+    def _built(self, chunk: list[tuple[str, Generation]], checks: list, funcs: Iterator,
+               turn_results: list, turn_items: list) -> Iterator[list[Scored]]:
+        """The chunk's scored generations: each alone with unit tests, else all at once."""
+        meta, tested = self.meta, self.tested
+        turn_checks = iter(turn_results)
+        batch: list[Scored] = []
+        for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
+                                                    strict=True):
+            if generation_failed(gen):  # an error of its own: no checks, no tests, no rate
+                batch.append(Scored(key, gen, [], None, None, None, None, meta))
+            else:
+                if_instruction, if_task = summarise_statuses(checks_statuses(results))
+                batch.append(Scored(key, gen, results, if_instruction, if_task, func,
+                                    [next(turn_checks) for _ in turns] if turns else None,
+                                    meta))
+            if tested:  # each sample as soon as its tests end
                 yield batch
-    finally:
-        for waiting in pending:  # a consumer that stops early does not wait for them
-            waiting.cancel()
-        if ahead is not None:
-            ahead.shutdown(wait=False, cancel_futures=True)
-        if process is not None and process is not given:
-            process.close()
-        if pool is not None and pool is not zygote:
-            pool.close()
-        if freeze:
-            gc.unfreeze()
+                batch = []
+        if batch:
+            yield batch
 
 
 CHUNK = 256
@@ -411,8 +414,8 @@ VERIFY_CHUNK = 2048
 """Largest batch without unit tests: Ruff start-up is paid once per ~2,000 files, while a
 killed run loses at most the two batches in flight (seconds of work)."""
 
-_Verified = tuple[list[list[CheckResult]], list[list[CheckResult]],
-                  list[list[tuple[str, list[InstructionRef]]]]]
+_Checks = list[list[CheckResult]] | list[list[PackedCheck]]
+_Verified = tuple[_Checks, _Checks, list[list[tuple[str, list[InstructionRef]]]]]
 
 
 class _Pending(Protocol):
@@ -429,7 +432,7 @@ class _InProcess:
         self._results, self._n_items, self._turn_items = results, n_items, turn_items
 
     def result(self) -> _Verified:
-        checked = self._results.result()
+        checked = self._results.packed()  # no models: the records' lines need none
         return checked[:self._n_items], checked[self._n_items:], self._turn_items
 
     def cancel(self) -> bool:
@@ -491,14 +494,6 @@ def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
     if len(turns) != len(gen.instructions) + 1:
         return []
     return [(turn.response, gen.instructions[:index]) for index, turn in enumerate(turns)]
-
-
-_SCORED_FIELDS = frozenset(ScoredSample.model_fields) - frozenset(Generation.model_fields)
-
-
-def _input_fields(gen: Generation) -> dict:
-    """The generation's fields as given, unknown ones included, minus stale scoring output."""
-    return {k: v for k, v in gen.model_dump().items() if k not in _SCORED_FIELDS}
 
 
 def _zygote_pool(

@@ -1,7 +1,10 @@
-"""Load benchmark tasks from local files into :class:`~prefjudge.records.Task`.
+"""Convert benchmark rows into :class:`~prefjudge.records.Task`, with the registered formats.
 
-Accepted, as distributed (``.jsonl`` or ``.jsonl.gz``), the format told apart by the
-fields of the records, never by the file name:
+The convert step of reading a task source: rows come from a file (:func:`load_tasks`),
+or from what :mod:`prefjudge.scoring.sources` fetched (:func:`tasks_from_fetched`); the
+format is told apart by the fields of the first record, never by the file name, and each
+row goes through that format's converter. The formats are those of
+:mod:`prefjudge.scoring.task_formats`, as distributed (``.jsonl`` or ``.jsonl.gz``):
 
 - BigCodeBench (``instruct_prompt``, ``complete_prompt``, ``canonical_solution``,
   ``test``, ``entry_point``, ``libs``): the prompt is the instruction, the reference is
@@ -11,25 +14,22 @@ fields of the records, never by the file name:
 - HumanEval+ and MBPP+ (EvalPlus: ``base_input``, ``plus_input``, ``atol``; MBPP+ also
   has ``assertion``): differential tests against the reference;
 - LiveCodeBench ``code_generation_lite`` (``question_content``, ``public_test_cases``,
-  ``private_test_cases``, ``starter_code``, ``metadata``): see :func:`_livecodebench`;
+  ``private_test_cases``, ``starter_code``, ``metadata``);
 - the project's own task JSONL (records shaped like ``Task``).
 
-The same converters read the public hub releases through
-:func:`prefjudge.scoring.sources.load_hub` (the ``datasets`` library, imported only
-there); see :data:`HUB_DATASETS` for the names.
+The same converters read the public hub releases (:mod:`prefjudge.scoring.sources`);
+:data:`HUB_DATASETS` names them, derived from the registry.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
 import importlib.util
-import io
 import os
-import pickle
 import warnings
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,31 +38,59 @@ from prefjudge.io import (
     FieldProblem,
     InputError,
     InputIssue,
-    JsonValueError,
     iter_objects,
-    parse_json,
-    text_field,
     validation_issues,
 )
-from prefjudge.records import StdioCase, Task
+from prefjudge.records import Task
+from prefjudge.scoring.registry_base import DerivedMapping
+from prefjudge.scoring.source_types import Fetched, HubUnavailableError, SourceError
+from prefjudge.scoring.task_formats import (
+    TaskFormat,
+    detect_task_format,
+    expected_titles,
+    file_task_format,
+    task_formats,
+    task_hub_datasets,
+)
+from prefjudge.scoring.task_formats.bigcodebench import BIGCODEBENCH_FIELDS, parse_libs
+from prefjudge.scoring.task_formats.humaneval import EVALPLUS_FIELDS, HUMANEVAL_FIELDS
+from prefjudge.scoring.task_formats.livecodebench import (
+    LCB_FUNCTIONAL_NOTE,
+    LCB_FUNCTIONAL_REASON,
+    LCB_STDIO_NOTE,
+    decode_lcb_cases,
+)
 
-BIGCODEBENCH_FIELDS = (
-    "task_id",
-    "instruct_prompt",
-    "complete_prompt",
-    "canonical_solution",
-    "test",
-    "entry_point",
+__all__ = [
+    "BIGCODEBENCH_FIELDS",
+    "CONVERTERS",
+    "EVALPLUS_FIELDS",
+    "HUB_DATASETS",
+    "HUMANEVAL_FIELDS",
+    "LCB_FUNCTIONAL_NOTE",
+    "LCB_FUNCTIONAL_REASON",
+    "LCB_STDIO_NOTE",
+    "HubUnavailableError",
+    "decode_lcb_cases",
+    "detect_format",
+    "imported_modules",
+    "load_tasks",
+    "missing_libraries",
+    "parse_libs",
+    "tasks_from_fetched",
+    "tasks_from_records",
+]
+
+
+HUB_DATASETS: Mapping[str, str] = DerivedMapping(
+    lambda: {entry.repo: entry.note for entry in task_hub_datasets()}
 )
-EVALPLUS_FIELDS = (
-    "task_id",
-    "prompt",
-    "entry_point",
-    "canonical_solution",
-    "base_input",
-    "plus_input",
+"""Hub id -> note, for every task dataset known by name (the task formats' ``hub``)."""
+
+CONVERTERS: Mapping[str, Callable[[dict[str, Any]], Task]] = DerivedMapping(
+    lambda: {fmt.name: fmt.convert for fmt in task_formats()}
 )
-HUMANEVAL_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
+"""Format name -> row converter, for every registered task format."""
 
 
 def detect_format(record: dict[str, Any]) -> str | None:
@@ -72,293 +100,18 @@ def detect_format(record: dict[str, Any]) -> str | None:
         record: One parsed JSONL record.
 
     Returns:
+        The name of the first registered format, in detection order, that takes it:
         ``livecodebench``, ``bigcodebench``, ``mbppplus``, ``humanevalplus``,
         ``humaneval``, ``mbppplus_hub`` (the hub release of MBPP+, which lacks the
         EvalPlus inputs), ``prefjudge`` (the project's own task format), or None when it
         is none of them.
     """
-    keys = set(record)
-    if {"question_content", "public_test_cases"} <= keys:
-        return "livecodebench"
-    if {"instruct_prompt", "complete_prompt"} <= keys:
-        return "bigcodebench"
-    if {"base_input", "plus_input"} <= keys:
-        return "mbppplus" if "assertion" in keys else "humanevalplus"
-    if {"prompt", "canonical_solution", "test", "entry_point"} <= keys:
-        return "humaneval"
-    if {"task_id", "prompt", "code", "test_list", "test"} <= keys:
-        return "mbppplus_hub"
-    if "test_format" in keys or ("task_id" in keys and "prompt" in keys):
-        return "prefjudge"
-    return None
-
-
-def _inputs(record: dict[str, Any], field: str) -> list[Any]:
-    value = record.get(field)
-    if value is None or value == {}:
-        return []  # MBPP+ has one task whose plus_input is an empty object
-    if not isinstance(value, list) or not all(isinstance(item, list) for item in value):
-        raise FieldProblem(field, "expected a list of argument lists")
-    return value
-
-
-def parse_libs(value: Any) -> list[str]:
-    """BigCodeBench ``libs``: a list, or (in some versions) the string repr of one."""
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value) if value.strip() else []
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-            raise FieldProblem("libs", f"not a list literal: {value[:80]!r}") from exc
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise FieldProblem("libs", "expected a list of library names")
-    return sorted(set(value))
-
-
-def _bigcodebench(record: dict[str, Any]) -> Task:
-    fields = {name: text_field(record, name) for name in BIGCODEBENCH_FIELDS}
-    return Task(
-        task_id=fields["task_id"],
-        prompt=fields["instruct_prompt"],
-        entry_point=fields["entry_point"],
-        test_format="bigcodebench",
-        tests=fields["test"],
-        canonical_solution=fields["complete_prompt"] + fields["canonical_solution"],
-        libs=parse_libs(record.get("libs", [])),
-        source="bigcodebench",
-        metadata={
-            "complete_prompt": fields["complete_prompt"],
-            "code_prompt": record.get("code_prompt", ""),
-        },
-    )
-
-
-def _humaneval(record: dict[str, Any]) -> Task:
-    fields = {name: text_field(record, name) for name in HUMANEVAL_FIELDS}
-    return Task(
-        task_id=fields["task_id"],
-        prompt=fields["prompt"],
-        entry_point=fields["entry_point"],
-        test_format="humaneval",
-        tests=fields["test"],
-        canonical_solution=fields["prompt"] + fields["canonical_solution"],
-        source="humaneval",
-    )
-
-
-def _mbpp_prompt_text(raw: str) -> str:
-    text = raw.strip()
-    if text.startswith('"""') and text.endswith('"""') and len(text) >= 6:
-        text = text[3:-3]
-    return text.strip()
-
-
-def _evalplus(record: dict[str, Any], dataset: str) -> Task:
-    fields = {name: text_field(record, name) for name in EVALPLUS_FIELDS[:4]}
-    atol = record.get("atol", 0)
-    if isinstance(atol, bool) or not isinstance(atol, (int, float)):
-        raise FieldProblem("atol", "expected a number")
-    metadata: dict[str, Any] = {"evalplus_dataset": dataset}
-    if isinstance(record.get("contract"), str):
-        metadata["contract"] = record["contract"]
-    prompt = fields["prompt"]
-    if dataset == "mbpp":
-        metadata["raw_prompt"] = prompt
-        metadata["assertion"] = text_field(record, "assertion")
-        prompt = _mbpp_prompt_text(prompt)
-    return Task(
-        task_id=fields["task_id"],
-        prompt=prompt,
-        entry_point=fields["entry_point"],
-        test_format="evalplus",
-        tests=record["assertion"] if dataset == "mbpp" else str(record.get("test", "")),
-        canonical_solution=fields["prompt"] + fields["canonical_solution"],
-        base_inputs=_inputs(record, "base_input"),
-        plus_inputs=_inputs(record, "plus_input"),
-        atol=float(atol),
-        source="mbppplus" if dataset == "mbpp" else "humanevalplus",
-        metadata=metadata,
-    )
-
-
-LCB_STDIO_NOTE = (
-    "Read the input from standard input and write the answer to standard output. "
-    "Write a complete Python program."
-)
-LCB_FUNCTIONAL_NOTE = (
-    "Complete the following starter code (a LeetCode-style class Solution method):"
-)
-LCB_FUNCTIONAL_REASON = (
-    "LiveCodeBench functional (LeetCode-style) problem: the sandbox has no adapter that "
-    "calls a Solution method with the JSON-encoded arguments, so it has no runnable tests "
-    "here; its cases are kept in metadata['lcb_functional_cases']"
-)
-
-
-class _NoGlobalsUnpickler(pickle.Unpickler):
-    """Unpickles plain data only: any class or function reference is refused."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a test-case blob")
-
-
-def decode_lcb_cases(value: Any, field: str = "private_test_cases") -> list[dict[str, Any]]:
-    """Decode LiveCodeBench test cases, plain or compressed.
-
-    The hub release stores ``public_test_cases`` as a JSON string and
-    ``private_test_cases`` as ``base64(zlib(pickle(json_string)))``; local exports may
-    hold either, or an already-parsed list. The pickle is read with an unpickler that
-    refuses every class and function reference, so only plain strings and containers
-    can come out of it.
-
-    Args:
-        value: The field's value.
-        field: Field name, for error messages.
-
-    Returns:
-        The cases, each a dict with ``input``, ``output`` and ``testtype``.
-    """
-    if value is None or value == "":
-        return []
-    if isinstance(value, str):
-        try:
-            value = parse_json(value)
-        except JsonValueError as exc:
-            if exc.line == 0:  # valid JSON syntax the parser could not take (too deep, ...)
-                raise FieldProblem(field, str(exc)) from None
-            try:
-                raw = zlib.decompress(base64.b64decode(value.encode("ascii"), validate=True))
-                inner = _NoGlobalsUnpickler(io.BytesIO(raw)).load()
-                value = parse_json(inner) if isinstance(inner, (str, bytes)) else inner
-            except Exception as exc:  # a corrupt pickle can raise almost anything
-                raise FieldProblem(
-                    field, f"neither JSON nor base64+zlib+pickle test cases ({exc})"
-                ) from exc
-    if not isinstance(value, list) or not all(
-        isinstance(c, dict) and isinstance(c.get("input"), str) and isinstance(c.get("output"), str)
-        for c in value
-    ):
-        raise FieldProblem(field, "expected a list of {input, output} string objects")
-    return value
-
-
-def _lcb_metadata(record: dict[str, Any]) -> dict[str, Any]:
-    raw = record.get("metadata", {})
-    if isinstance(raw, str):
-        try:
-            raw = parse_json(raw) if raw.strip() else {}
-        except JsonValueError as exc:
-            raise FieldProblem("metadata", str(exc)) from exc
-    if not isinstance(raw, dict):
-        raise FieldProblem("metadata", "expected a JSON object")
-    return raw
-
-
-def _livecodebench(record: dict[str, Any]) -> Task:
-    """LiveCodeBench ``code_generation_lite`` record to a Task.
-
-    stdin/stdout problems (every case ``testtype == "stdin"``) become ``test_format
-    "stdio"`` tasks with public then private cases as :class:`StdioCase` (the prompt asks
-    for a complete program). Functional problems (``testtype == "functional"``: a
-    ``class Solution`` method from ``starter_code``, arguments one JSON value per input
-    line) get ``test_format "none"``: the sandbox cannot run them yet, and a task with no
-    tests is never scored as passing (``func`` is null). Their entry point is the method
-    name (``metadata.func_name``) and their cases are kept in ``metadata``.
-    """
-    content = text_field(record, "question_content")
-    question_id = record.get("question_id")
-    if not isinstance(question_id, (str, int)) or question_id == "":
-        raise FieldProblem("question_id", "missing")
-    public = decode_lcb_cases(record.get("public_test_cases"), "public_test_cases")
-    private = decode_lcb_cases(record.get("private_test_cases"), "private_test_cases")
-    cases = public + private
-    starter = record.get("starter_code") or ""
-    if not isinstance(starter, str):
-        raise FieldProblem("starter_code", "expected a string")
-    lcb_meta = _lcb_metadata(record)
-    testtypes = sorted({str(c.get("testtype", "stdin")) for c in cases})
-    metadata: dict[str, Any] = {
-        key: record[key]
-        for key in ("question_title", "platform", "contest_id", "contest_date", "difficulty")
-        if key in record
-    }
-    metadata.update(
-        {"starter_code": starter, "lcb_metadata": lcb_meta, "lcb_testtypes": testtypes,
-         "public_cases": len(public), "private_cases": len(private)}
-    )
-    task_id = f"LiveCodeBench/{question_id}"
-    if not cases:
-        raise FieldProblem("public_test_cases", "no test cases")
-    if testtypes == ["stdin"]:
-        return Task(
-            task_id=task_id,
-            prompt=f"{content.rstrip()}\n\n{LCB_STDIO_NOTE}",
-            test_format="stdio",
-            stdio_cases=[StdioCase(input=c["input"], output=c["output"]) for c in cases],
-            source="livecodebench",
-            metadata=metadata,
-        )
-    if testtypes != ["functional"]:
-        raise FieldProblem("public_test_cases", f"mixed test types {testtypes}")
-    prompt = content.rstrip()
-    if starter.strip():
-        prompt += f"\n\n{LCB_FUNCTIONAL_NOTE}\n```python\n{starter.rstrip()}\n```"
-    metadata["not_runnable"] = LCB_FUNCTIONAL_REASON
-    metadata["lcb_functional_cases"] = [
-        {"input": c["input"], "output": c["output"]} for c in cases
-    ]
-    func_name = lcb_meta.get("func_name")
-    return Task(
-        task_id=task_id,
-        prompt=prompt,
-        entry_point=func_name if isinstance(func_name, str) else None,
-        test_format="none",
-        source="livecodebench",
-        metadata=metadata,
-    )
-
-
-def _mbppplus_hub(record: dict[str, Any]) -> Task:
-    """The hub release of MBPP+ (``evalplus/mbppplus``): no EvalPlus inputs, no entry point.
-
-    Its ``test`` is a script that calls the function by name, which no sandbox adapter
-    runs, so the task gets ``test_format "none"`` with the reason in ``metadata``; use the
-    EvalPlus release file (``MbppPlus-v0.2.0.jsonl.gz``) to score MBPP+ functionally.
-    """
-    fields = {name: text_field(record, name) for name in ("prompt", "code", "test")}
-    raw_id = record.get("task_id")
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or raw_id == "":
-        raise FieldProblem("task_id", "expected a string or an integer")
-    task_id = str(raw_id)
-    if not task_id.startswith("Mbpp/"):
-        task_id = f"Mbpp/{task_id}"
-    return Task(
-        task_id=task_id,
-        prompt=fields["prompt"],
-        test_format="none",
-        tests=fields["test"],
-        canonical_solution=fields["code"],
-        source="mbppplus",
-        metadata={
-            "evalplus_dataset": "mbpp",
-            "not_runnable": "hub release of MBPP+ lacks base/plus inputs and the entry "
-            "point; load MbppPlus-v0.2.0.jsonl.gz (EvalPlus release) to run its tests",
-        },
-    )
-
-
-CONVERTERS: dict[str, Callable[[dict[str, Any]], Task]] = {
-    "bigcodebench": _bigcodebench,
-    "humaneval": _humaneval,
-    "humanevalplus": lambda record: _evalplus(record, "humaneval"),
-    "mbppplus": lambda record: _evalplus(record, "mbpp"),
-    "livecodebench": _livecodebench,
-    "mbppplus_hub": _mbppplus_hub,
-    "prefjudge": Task.model_validate,
-}
+    fmt = detect_task_format(record)
+    return fmt.name if fmt is not None else None
 
 
 def _convert(
-    path: str, number: int, record: Any, fmt: str | None
+    path: str, number: int, record: Any, fmt: TaskFormat | None
 ) -> tuple[Task | None, list[InputIssue]]:
     if not isinstance(record, dict):
         return None, [InputIssue(path, number, "", "expected a JSON object")]
@@ -369,14 +122,13 @@ def _convert(
                 number,
                 "",
                 "cannot tell the benchmark from the fields "
-                f"{sorted(record)[:12]}; expected BigCodeBench, HumanEval, "
-                "HumanEval+, MBPP+, LiveCodeBench or prefjudge task records",
+                f"{sorted(record)[:12]}; expected {expected_titles()} task records",
             )
         ]
     try:
-        return CONVERTERS[fmt](record), []
+        return fmt.convert(record), []
     except FieldProblem as exc:
-        return None, [InputIssue(path, number, exc.field, f"{exc} ({fmt} format)")]
+        return None, [InputIssue(path, number, exc.field, f"{exc} ({fmt.name} format)")]
     except ValidationError as exc:
         return None, validation_issues(path, number, exc)
 
@@ -386,7 +138,7 @@ def load_tasks(path: str | os.PathLike[str]) -> dict[str, Task]:
 
     Args:
         path: BigCodeBench, HumanEval, HumanEval+, MBPP+, LiveCodeBench or prefjudge
-            task JSONL (optionally gzipped).
+            task JSONL (optionally gzipped), or a file of any other registered format.
 
     Returns:
         Tasks by ``task_id``, in file order.
@@ -395,17 +147,24 @@ def load_tasks(path: str | os.PathLike[str]) -> dict[str, Task]:
         InputError: With every problem found (file, line, field): lines that are not
             JSON objects, missing or mistyped fields, duplicate task ids, no tasks.
     """
-    return tasks_from_records(iter_objects(path), str(path))
+    fmt = file_task_format(Path(path))
+    if fmt is not None and fmt.read_file is not None:
+        return tasks_from_records(fmt.read_file(Path(path)), str(path), fmt=fmt)
+    return tasks_from_records(iter_objects(path), str(path), fmt=fmt)
 
 
 def tasks_from_records(
-    records: Iterable[tuple[int, dict[str, Any] | InputIssue]], where: str
+    records: Iterable[tuple[int, dict[str, Any] | InputIssue]],
+    where: str,
+    *,
+    fmt: TaskFormat | None = None,
 ) -> dict[str, Task]:
     """Convert benchmark records (format detected from the first one) into tasks.
 
     Args:
         records: ``(line number, record or issue)`` pairs, as :func:`iter_objects` gives.
         where: The source named in error messages (a path or ``hub:NAME[SPLIT]``).
+        fmt: The format, when known already; None: told from the first record.
 
     Returns:
         Tasks by ``task_id``, in order.
@@ -416,13 +175,12 @@ def tasks_from_records(
     tasks: dict[str, Task] = {}
     first_line: dict[str, int] = {}
     issues: list[InputIssue] = []
-    fmt: str | None = None
     for number, record in records:
         if isinstance(record, InputIssue):
             issues.append(record)
             continue
         if fmt is None and isinstance(record, dict):
-            fmt = detect_format(record)
+            fmt = detect_task_format(record)
         task, found = _convert(where, number, record, fmt)
         issues.extend(found)
         if task is None:
@@ -447,20 +205,34 @@ def tasks_from_records(
     return tasks
 
 
-HUB_DATASETS: dict[str, str] = {
-    "bigcode/bigcodebench": "BigCodeBench; splits are versions, e.g. 'v0.1.4'",
-    "openai/openai_humaneval": "HumanEval; split 'test'",
-    "evalplus/humanevalplus": "HumanEval+ (check()-style tests); split 'test'",
-    "evalplus/mbppplus": "MBPP+ without EvalPlus inputs (no runnable tests); split 'test'",
-    "livecodebench/code_generation_lite": (
-        "LiveCodeBench; split 'test', version_tag='release_v5' and "
-        "trust_remote_code=True (a loading script: datasets < 4)"
-    ),
-}
+def tasks_from_fetched(fetched: Fetched, limit: int | None = None) -> dict[str, Task]:
+    """The tasks of a fetched source: its rows, or its files read in order and merged.
 
+    Args:
+        fetched: What :func:`prefjudge.scoring.sources.fetch_source` fetched.
+        limit: Keep only the first N tasks (files after the one that reaches N are not read).
 
-class HubUnavailableError(RuntimeError):
-    """The hub cannot be used: ``datasets`` is not installed or the load failed."""
+    Returns:
+        Tasks by ``task_id``, in source order.
+
+    Raises:
+        SourceError: When a task id is in two of the source's files.
+        InputError: See :func:`load_tasks`.
+    """
+    if fetched.rows is not None:
+        tasks = tasks_from_records(fetched.rows, fetched.origin.label)
+    else:
+        tasks = {}
+        for path in fetched.files:
+            for task_id, task in load_tasks(path).items():
+                if task_id in tasks:
+                    raise SourceError(
+                        f"{fetched.origin.label}: task {task_id!r} is in two of its files"
+                    )
+                tasks[task_id] = task
+            if limit is not None and len(tasks) >= limit:
+                break
+    return tasks if limit is None else dict(islice(tasks.items(), limit))
 
 
 def imported_modules(source: str) -> set[str]:

@@ -135,6 +135,54 @@ def read_augmented(augmented: Path, ks: Iterable[int]) -> list[AugmentedTask]:
     return tasks
 
 
+def _journal(settings: GenerateSettings, backend: Backend, name: str,
+             tasks: list[AugmentedTask]) -> Journal:
+    """The output's journal, bound to the tasks, model, sampling, taxonomy and framing."""
+    return Journal(
+        settings.output,
+        ProtocolGeneration,
+        lambda gen: f"{gen.model}::{gen.id}",
+        stage="generate",
+        inputs={"tasks": settings.augmented},
+        settings={
+            **model_settings(backend, settings.sampling),
+            "name": name,
+            "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
+            **framing_settings(settings.framing, settings.system_prompt, tasks),
+        },
+        force_new=settings.force_new,
+    )
+
+
+def _discard_errors(journal: Journal, reporter: Reporter) -> int:
+    """Drop the journaled generations that failed, so they are made again; how many."""
+    errored = [key for key, gen in journal.done.items() if gen.error is not None]
+    if not journal.discard(errored):
+        return 0
+    reporter.note(f"retrying {len(errored)} failed generation(s)")
+    return len(errored)
+
+
+def _run(runner: ProtocolRunner, journal: Journal, reporter: Reporter
+         ) -> tuple[Counter[str], int]:
+    """Run the protocols, journaling each generation; ``(written per protocol, failed)``.
+
+    Raises:
+        StageError: When the backend fails (records written so far are kept).
+    """
+    written: Counter[str] = Counter()
+    failed = 0
+    try:
+        with reporter.progress("model turns", runner.total_calls) as advance:
+            for generation in runner.run(on_result=lambda _result: advance(1)):
+                journal.write(generation)
+                written[generation.protocol] += 1
+                failed += generation.error is not None
+    except BackendError as exc:
+        raise StageError(f"{exc} (records written so far are kept)") from exc
+    return written, failed
+
+
 def generate_file(
     settings: GenerateSettings,
     backend: Backend,
@@ -167,28 +215,9 @@ def generate_file(
     if tasks is None:
         tasks = read_augmented(settings.augmented, settings.ks)
     name = settings.model_name or backend.model_id
-    journal = Journal(
-        settings.output,
-        ProtocolGeneration,
-        lambda gen: f"{gen.model}::{gen.id}",
-        stage="generate",
-        inputs={"tasks": settings.augmented},
-        settings={
-            **model_settings(backend, settings.sampling),
-            "name": name,
-            "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
-            **framing_settings(settings.framing, settings.system_prompt, tasks),
-        },
-        force_new=settings.force_new,
-    )
-    written: Counter[str] = Counter()
-    failed = retried = 0
+    journal = _journal(settings, backend, name, tasks)
     with _open_with_framing_hint(journal, reporter):
-        if settings.retry_errors:
-            errored = [key for key, gen in journal.done.items() if gen.error is not None]
-            if journal.discard(errored):
-                retried = len(errored)
-                reporter.note(f"retrying {retried} failed generation(s)")
+        retried = _discard_errors(journal, reporter) if settings.retry_errors else 0
         previous = {gen.id: gen for gen in journal.done.values() if gen.id}
         if backend.kind == "embedded":
             reporter.warn(EMBEDDED_NOTE)
@@ -212,14 +241,7 @@ def generate_file(
                 f"resuming {settings.output}: {len(previous)} record(s) there, "
                 f"{runner.total_generations} generation(s) to go"
             )
-        try:
-            with reporter.progress("model turns", runner.total_calls) as advance:
-                for generation in runner.run(on_result=lambda _result: advance(1)):
-                    journal.write(generation)
-                    written[generation.protocol] += 1
-                    failed += generation.error is not None
-        except BackendError as exc:
-            raise StageError(f"{exc} (records written so far are kept)") from exc
+        written, failed = _run(runner, journal, reporter)
     outcome = GenerateOutcome(
         output=settings.output,
         model_name=name,

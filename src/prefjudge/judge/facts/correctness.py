@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from prefjudge.judge.facts.provenance import Known, fact_source
 from prefjudge.records import Fact, FuncResult, Pair, Task
 from prefjudge.sandbox import SandboxLimits, run_functional
 from prefjudge.sandbox.zygote import ZygotePool
@@ -95,14 +96,19 @@ def insufficient(kind: str, why: str) -> Fact:
     return Fact(kind=kind, outcome="insufficient", fact=why)  # type: ignore[arg-type]
 
 
+Reused = Callable[[Pair, Literal["A", "B"]], Known | None]
+"""A side's result found beforehand (a score record's), or None to find it here."""
+
+
 def correctness_facts(
     pairs: Sequence[Pair],
     tasks: Mapping[str, Task],
     *,
     limits: SandboxLimits | None = None,
-    pool: ZygotePool | None = None,
+    pool: ZygotePool | Callable[[], ZygotePool | None] | None = None,
     on_run: Callable[[], None] | None = None,
     workers: int | None = None,
+    reused: Reused | None = None,
 ) -> list[Fact]:
     """Run both responses of every pair against its task's tests (in parallel sandboxes).
 
@@ -111,34 +117,50 @@ def correctness_facts(
         tasks: Tasks by id; a pair whose task is missing or has no tests gets an
             ``insufficient`` fact.
         limits: Sandbox limits (defaults: :class:`~prefjudge.sandbox.SandboxLimits`).
-        pool: Zygotes to fork the runs from (kept open by the caller across chunks).
+        pool: Zygotes to fork the runs from (kept open by the caller across chunks), or a
+            function that gives them, called only when some side is to run.
         on_run: Called after each sandboxed run (progress).
         workers: Sandboxed runs at once (default: the number of CPUs).
+        reused: A side's outcome found beforehand (a score record's: see
+            :mod:`prefjudge.judge.facts.from_scores`); that side is not run, and the fact
+            names its source.
 
     Returns:
         One fact per pair, in order.
     """
     jobs: list[tuple[Task, str]] = []
-    where: dict[int, int] = {}
+    sides: dict[int, list[FuncResult | int]] = {}  # per pair: a result, or its job's index
+    sources: dict[int, tuple[str, str]] = {}
     for index, pair in enumerate(pairs):
         task = runnable_task(pair, tasks)
         if task is None:
             continue
-        where[index] = len(jobs)
-        jobs += [(task, response_code(pair, "A")), (task, response_code(pair, "B"))]
+        found = [None if reused is None else reused(pair, side) for side in ("A", "B")]
+        sources[index] = tuple("" if k is None else k.source for k in found)  # type: ignore[assignment]
+        sides[index] = []
+        for side, known in zip(("A", "B"), found, strict=True):
+            if known is not None:
+                sides[index].append(known.value)
+            else:
+                sides[index].append(len(jobs))
+                jobs.append((task, response_code(pair, side)))  # type: ignore[arg-type]
+    if jobs and callable(pool) and not isinstance(pool, ZygotePool):
+        pool = pool()
     results = run_functional(
-        jobs, limits=limits, pool=pool, workers=workers,
+        jobs, limits=limits, pool=pool, workers=workers,  # type: ignore[arg-type]
         on_result=None if on_run is None else (lambda _i, _r: on_run()),
     ) if jobs else []
     facts = []
     for index, pair in enumerate(pairs):
-        if index not in where:
+        if index not in sides:
             known = pair.task_id in tasks
             facts.append(insufficient(
                 "correctness",
                 f"task {pair.task_id!r} has no tests prefjudge can run" if known
                 else f"no tests for task {pair.task_id!r} (give its benchmark with --tests)"))
             continue
-        first = where[index]
-        facts.append(correctness_fact(results[first], results[first + 1]))
+        result_a, result_b = (results[r] if isinstance(r, int) else r for r in sides[index])
+        fact = correctness_fact(result_a, result_b)
+        source = fact_source(*sources[index])
+        facts.append(fact.model_copy(update={"source": source}) if source else fact)
     return facts

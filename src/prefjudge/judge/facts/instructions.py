@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefjudge.judge.facts.correctness import response_code
+from prefjudge.judge.facts.correctness import Reused, response_code
+from prefjudge.judge.facts.provenance import fact_source
 from prefjudge.records import CheckResult, Fact, Pair
 from prefjudge.scoring.profiles import JUDGE_PROFILE
 from prefjudge.scoring.verify import verify_batch
@@ -60,32 +61,46 @@ def instruction_fact(checks_a: Sequence[CheckResult], checks_b: Sequence[CheckRe
                 f"{note}; {'A' if winner == 'B' else 'B'} misses {', '.join(missed) or 'more'}")
 
 
-def instruction_facts(pairs: Sequence[Pair], profile: str = JUDGE_PROFILE) -> list[Fact]:
+def instruction_facts(pairs: Sequence[Pair], profile: str = JUDGE_PROFILE, *,
+                      reused: Reused | None = None) -> list[Fact]:
     """Check both responses of every pair against its instructions (Ruff batched).
 
     Args:
         pairs: The pairs; those without ``instructions`` get an ``insufficient`` fact.
         profile: The verification profile (``strict`` or ``reference``).
+        reused: A side's check results found beforehand under ``profile`` (a score
+            record's: see :mod:`prefjudge.judge.facts.from_scores`); that side is not
+            checked again, and the fact names its source.
 
     Returns:
         One fact per pair, in order.
     """
     items: list[Item] = []
-    where: dict[int, int] = {}
+    sides: dict[int, list[list[CheckResult] | int]] = {}  # per pair: results, or an item
+    sources: dict[int, list[str]] = {}
     for index, pair in enumerate(pairs):
-        if pair.instructions:
-            where[index] = len(items)
-            items += [(pair.response_a, pair.instructions, pair.response_a_is_code,
-                       response_code(pair, "A")),
-                      (pair.response_b, pair.instructions, pair.response_b_is_code,
-                       response_code(pair, "B"))]
+        if not pair.instructions:
+            continue
+        sides[index], sources[index] = [], []
+        for side, text, is_code in (("A", pair.response_a, pair.response_a_is_code),
+                                    ("B", pair.response_b, pair.response_b_is_code)):
+            known = None if reused is None else reused(pair, side)  # type: ignore[arg-type]
+            sources[index].append("" if known is None else known.source)
+            if known is not None:
+                sides[index].append(known.value)
+            else:
+                sides[index].append(len(items))
+                items.append((text, pair.instructions, is_code,
+                              response_code(pair, side)))  # type: ignore[arg-type]
     results = verify_batch(items, profile=profile) if items else []
     facts = []
     for index, _pair in enumerate(pairs):
-        if index not in where:
+        if index not in sides:
             facts.append(Fact(kind="instructions", outcome="insufficient",
                               fact="the pair carries no instructions to check"))
             continue
-        first = where[index]
-        facts.append(instruction_fact(results[first], results[first + 1]))
+        checks_a, checks_b = (results[r] if isinstance(r, int) else r for r in sides[index])
+        fact = instruction_fact(checks_a, checks_b)
+        source = fact_source(*sources[index])
+        facts.append(fact.model_copy(update={"source": source}) if source else fact)
     return facts

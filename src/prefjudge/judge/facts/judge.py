@@ -17,6 +17,11 @@ Instruction facts are checked under a verification profile (:attr:`EvidenceSetti
 ``--profile``): ``strict`` unless told otherwise, so that a response cannot silence the check
 it breaks (``# noqa``, ``# ruff: noqa``, ``# isort: skip_file``).
 
+Facts the score stage found already are taken from its records
+(:attr:`EvidenceSettings.scores`, ``--scores``; the rule is
+:mod:`prefjudge.judge.facts.from_scores`), each fact naming its ``source``; the verdicts are
+those judged without them.
+
 ``hybrid`` runs ``evidence`` and sends the pairs it leaves undecided (tie, no facts, or an
 error) to the model-based method :attr:`JudgeSettings.fallback` (CriterAlign by default),
 with every fact given to the judge as evidence; ``decided_by`` says which path decided
@@ -31,6 +36,7 @@ from typing import ClassVar
 
 from prefjudge.backends import Backend
 from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
+from prefjudge.judge.facts.from_scores import ScoreFacts
 from prefjudge.judge.facts.kinds import KIND_RUNNERS, EvidenceRun
 from prefjudge.records import NO_EVIDENCE, SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
 from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
@@ -51,9 +57,13 @@ class EvidenceSettings(JudgeSettings):
     Attributes:
         profile: Verification profile of the instruction checks (``--profile``):
             ``strict`` (:data:`~prefjudge.scoring.profiles.JUDGE_PROFILE`) or ``reference``.
+        scores: ``prefjudge score`` outputs whose records give sides' test outcomes and
+            instruction checks (``--scores``; :mod:`prefjudge.judge.facts.from_scores`), or
+            None: every fact is found here.
     """
 
     profile: str = JUDGE_PROFILE
+    scores: ScoreFacts | None = None
 
 
 def evidence_profile(settings: JudgeSettings) -> str:
@@ -136,7 +146,9 @@ class EvidenceJudge(JudgeMethod):
         if settings.criterion:
             parse_criterion(settings.criterion)  # fail before any work
         profile = get_profile(evidence_profile(settings)).name  # an unknown one fails here
-        self.run = run if run is not None else EvidenceRun(settings.tests, profile=profile)
+        scores = settings.scores if isinstance(settings, EvidenceSettings) else None
+        self.run = run if run is not None else EvidenceRun(settings.tests, profile=profile,
+                                                           scores=scores)
 
     def close(self) -> None:
         """Stop the sandbox zygotes kept across chunks."""

@@ -1,20 +1,25 @@
 """Each kind of evidence as one function over a chunk of pairs, and what they share.
 
 :class:`EvidenceRun` holds what the kinds share across chunks: the tasks whose tests and
-inputs are run, the sandbox limits, the verification profile of the instruction checks and
-the zygotes runs are forked from (started on first use, stopped by
-:meth:`EvidenceRun.close`). :data:`KIND_RUNNERS` maps each kind to a
-function ``(run, pairs) -> facts``, one fact per pair, in order.
+inputs are run, the sandbox limits, the verification profile of the instruction checks, the
+results the score stage found already (:mod:`prefjudge.judge.facts.from_scores`: a side
+found there is not tested or checked again) and the zygotes runs are forked from (started
+on first use -- only when some side is to run --, stopped by :meth:`EvidenceRun.close`).
+:data:`KIND_RUNNERS` maps each kind to a function ``(run, pairs) -> facts``, one fact per
+pair, in order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from prefjudge.judge.facts.correctness import correctness_facts, runnable_task
+from prefjudge.judge.facts.correctness import correctness_facts
 from prefjudge.judge.facts.efficiency import efficiency_facts
+from prefjudge.judge.facts.from_scores import ScoreFacts
 from prefjudge.judge.facts.instructions import instruction_facts
+from prefjudge.judge.facts.provenance import Known
 from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, Pair, Task
 from prefjudge.sandbox import SandboxLimits, resolve_isolation
@@ -34,6 +39,9 @@ class EvidenceRun:
             responses to pass first).
         workers: Sandboxed test runs at once (None: the CPU count; a Ray shard: its CPUs).
         profile: Verification profile of the instruction checks (``--profile``).
+        scores: ``prefjudge score`` outputs whose records give sides' results (None: none).
+        known: Sides' results found beforehand, by ``(pair_id, side, "tests" | "checks")``
+            (a Ray shard's, looked up on the driver from the same score files).
     """
 
     tasks: Mapping[str, Task]
@@ -41,8 +49,24 @@ class EvidenceRun:
     correctness: dict[str, Fact] = field(default_factory=dict)
     workers: int | None = None
     profile: str = JUDGE_PROFILE
+    scores: ScoreFacts | None = None
+    known: Mapping[tuple[str, str, str], Known] = field(default_factory=dict)
     _pool: ZygotePool | None = None
     _pool_tried: bool = False
+
+    def reused_tests(self, pair: Pair, side: Literal["A", "B"]) -> Known | None:
+        """A side's test outcome found beforehand (None: run its tests here)."""
+        found = self.known.get((pair.pair_id, side, "tests"))
+        if found is None and self.scores is not None:
+            found = self.scores.test_result(pair, side, self.limits)
+        return found
+
+    def reused_checks(self, pair: Pair, side: Literal["A", "B"]) -> Known | None:
+        """A side's instruction check results found beforehand (None: check them here)."""
+        found = self.known.get((pair.pair_id, side, "checks"))
+        if found is None and self.scores is not None:
+            found = self.scores.check_results(pair, side, self.profile)
+        return found
 
     def pool(self) -> ZygotePool | None:
         """Zygotes for the sandboxed runs (None when zygotes are off)."""
@@ -63,10 +87,10 @@ class EvidenceRun:
 def run_correctness(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
     """Correctness facts of a chunk, remembered for the efficiency kind."""
     todo = [p for p in pairs if p.pair_id not in run.correctness]
-    if todo:
-        pool = run.pool() if any(runnable_task(p, run.tasks) for p in todo) else None
+    if todo:  # the zygotes start only when some side is to run here
         for pair, fact in zip(todo, correctness_facts(todo, run.tasks, limits=run.limits,
-                                                      pool=pool, workers=run.workers),
+                                                      pool=run.pool, workers=run.workers,
+                                                      reused=run.reused_tests),
                               strict=True):
             run.correctness[pair.pair_id] = fact
     return [run.correctness[p.pair_id] for p in pairs]
@@ -74,7 +98,7 @@ def run_correctness(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
 
 def run_instructions(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
     """Instruction-following facts of a chunk, checked under the run's profile."""
-    return instruction_facts(pairs, run.profile)
+    return instruction_facts(pairs, run.profile, reused=run.reused_checks)
 
 
 def run_security(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:

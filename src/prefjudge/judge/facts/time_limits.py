@@ -13,6 +13,9 @@ correctness fact, by :func:`efficiency_from_tests`; the evidence judge
   cheaper one (:func:`time_limit_fact`);
 - any other failure (a wrong answer, a crash, both failing or both timing out):
   ``insufficient``, since cost is compared only between correct responses.
+
+A fact decided from the tests keeps the correctness fact's ``source`` (the test outcomes it
+rests on may be the score stage's: :mod:`prefjudge.judge.facts.from_scores`).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def time_limit_fact(fact: Fact) -> Fact:
     first = detail.strip().splitlines()[0][:160] if detail.strip() else "time limit exceeded"
     return Fact(kind="efficiency", outcome=fast, detail={**fact.detail, "counter": "time_limit"},
                 fact=f"{slow} runs out of its time limit on the task's tests where {fast} "
-                f"finishes ({first})")
+                f"finishes ({first})", source=fact.source)
 
 
 def efficiency_from_tests(correctness: Fact) -> Fact | None:
@@ -81,6 +84,8 @@ def efficiency_from_tests(correctness: Fact) -> Fact | None:
         return time_limit_fact(correctness)
     statuses = (correctness.detail.get("status_a"), correctness.detail.get("status_b"))
     if statuses != ("pass", "pass"):
-        return insufficient("efficiency", "cost is compared only between correct responses "
-                            f"({correctness.fact})")
+        found = insufficient("efficiency", "cost is compared only between correct responses "
+                             f"({correctness.fact})")
+        return found.model_copy(update={"source": correctness.source}) if correctness.source \
+            else found
     return None

@@ -1,7 +1,9 @@
 """Pairs for the judge: loading preference datasets, joining generations, attaching evidence.
 
 Three jobs, one module each: :mod:`~prefjudge.judge.pairs.formats` (dataset loaders,
-format detection, and sources by name: files, dataset folders, the hub),
+one module per pair format, registered by name in
+:mod:`~prefjudge.judge.pairs.formats.registry`; format detection, and sources by name:
+files, dataset folders, the hub),
 :mod:`~prefjudge.judge.pairs.join` (two generation files into pairs) and
 :mod:`~prefjudge.judge.pairs.evidence` (score outputs into evidence lines on pairs);
 :mod:`~prefjudge.judge.pairs.inputs` reads what a judging stage's arguments name. Every
@@ -22,6 +24,7 @@ from prefjudge.judge.pairs.formats import (
     FIM_TEMPLATE,
     PAIR_FORMATS,
     PairFormat,
+    PairFormatSpec,
     bigcodereward_pairs,
     codeprefbench_pairs,
     detect_format,
@@ -33,8 +36,13 @@ from prefjudge.judge.pairs.formats import (
     load_preference_source,
     load_prefjudge_pairs,
     open_preference_source,
+    pair_format,
+    pair_format_choices,
+    pair_formats,
     pairs_from_rows,
     prefjudge_pairs,
+    register_pair_format,
+    unregister_pair_format,
 )
 from prefjudge.judge.pairs.inputs import PairInputs, read_pair_inputs
 from prefjudge.judge.pairs.join import pairs_from_generations
@@ -47,6 +55,7 @@ __all__ = [
     "FIM_TEMPLATE",
     "PAIR_FORMATS",
     "PairFormat",
+    "PairFormatSpec",
     "PairInputs",
     "attach_evidence",
     "bigcodereward_pairs",
@@ -61,8 +70,13 @@ __all__ = [
     "load_preference_source",
     "load_prefjudge_pairs",
     "open_preference_source",
+    "pair_format",
+    "pair_format_choices",
+    "pair_formats",
     "pairs_from_generations",
     "pairs_from_rows",
     "prefjudge_pairs",
     "read_pair_inputs",
+    "register_pair_format",
+    "unregister_pair_format",
 ]

@@ -70,10 +70,20 @@ class PendingResults:
         Raises:
             VerifyProcessError: When the process failed or died before it finished.
         """
-        packed = self._future.result()
+        packed = self.packed()
         construct = CheckResult.model_construct
         return [[construct(id=ident, params=params, status=status, reason=reason)
                  for ident, params, status, reason in row] for row in packed]
+
+    def packed(self) -> list[list[_PackedResult]]:
+        """For each item, ``(id, params, status, reason)`` per instruction ref, as sent.
+
+        What :meth:`result` makes its models of, for a caller that needs no models.
+
+        Raises:
+            VerifyProcessError: When the process failed or died before it finished.
+        """
+        return self._future.result()
 
     def cancel(self) -> bool:
         """Give up waiting for these results (the process still verifies the batch)."""
@@ -90,18 +100,25 @@ class VerifyProcess:
             results_1 = first.result()
     """
 
-    def __init__(self, *, workers: int | None = None, profile: str | Profile | None = None):
+    def __init__(self, *, workers: int | None = None, profile: str | Profile | None = None,
+                 read_ahead: str | os.PathLike[str] | None = None):
         """Start the process; it loads its modules and the taxonomy at once.
 
         Args:
             workers: Ruff processes the verification process runs in parallel.
             profile: Verification profile, ``reference`` (default) or ``strict``.
+            read_ahead: A generations file the first batches will come from: until the
+                first batch arrives, the process verifies the file's likely items itself
+                (:mod:`prefjudge.scoring.verify.prefetch`; results are the same either way).
         """
         self.workers = workers
         self.profile = get_profile(profile).name
         self._stderr = tempfile.TemporaryFile()  # closed in close()
+        command = [sys.executable, "-m", "prefjudge.scoring.verify.process"]
+        if read_ahead is not None:
+            command += [os.fspath(read_ahead), self.profile, str(workers or 0)]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "prefjudge.scoring.verify.process"],
+            command,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=_child_env(),
         )
@@ -276,25 +293,32 @@ def verify_packed(
             for row in results]
 
 
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = None) -> None:
     """The process's loop: verify each batch read from ``requests``, until it closes.
 
     Args:
         requests: Pickled ``(packed items, profile, workers)`` messages.
         replies: Where ``("ok", results)`` or ``("error", traceback)`` go, one per request.
+        read_ahead: ``[generations file, profile, workers]`` to verify ahead until the
+            first request arrives (:class:`~prefjudge.scoring.verify.prefetch.ReadAhead`).
     """
     import traceback
 
     from prefjudge.scoring.taxonomy import load_taxonomy
+    from prefjudge.scoring.verify.prefetch import ReadAhead
 
     load_taxonomy()  # before the first batch arrives
+    ahead = ReadAhead(verify_packed, read_ahead[1] if read_ahead else "")
+    if read_ahead:
+        with contextlib.suppress(Exception):  # a guess gone wrong is only time lost
+            ahead.read_ahead(read_ahead[0], int(read_ahead[2]) or None, requests)
     while True:
         try:
             packed, profile, workers = pickle.load(requests)
         except EOFError:
             return
         try:
-            reply: tuple[str, Any] = ("ok", verify_packed(packed, profile, workers))
+            reply: tuple[str, Any] = ("ok", ahead.verify(packed, profile, workers))
         except Exception:  # reported to the caller, which raises it there
             reply = ("error", traceback.format_exc())
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
@@ -306,7 +330,7 @@ def _main() -> None:
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
-        serve(sys.stdin.buffer, replies)
+        serve(sys.stdin.buffer, replies, sys.argv[1:4] or None)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the caller reports
         os._exit(130)
 

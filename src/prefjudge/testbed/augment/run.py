@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from prefjudge.backends import Backend, BackendError, Sampling
 from prefjudge.io import InputError, summary_path
@@ -26,6 +26,9 @@ from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 from prefjudge.testbed.augment.llm import select_llm
 from prefjudge.testbed.augment.rule import select_rule
 from prefjudge.testbed.augment.summary import dumps_summary, summarize
+
+if TYPE_CHECKING:
+    from prefjudge.scoring.sources import Origin
 
 __all__ = ["LLM_CHUNK", "SELECTOR_SAMPLING", "AugmentOutcome", "AugmentSettings", "augment_file"]
 
@@ -103,6 +106,32 @@ def _check_instructions(records: list[AugmentedTask], taxonomy: Taxonomy, out: P
             )
 
 
+def _journal(settings: AugmentSettings, origin: Origin, model: Backend | None) -> Journal:
+    """The output's journal, bound to k, seed, selector, taxonomy, source and model."""
+    journal_settings: dict[str, object] = {
+        "k": settings.k,
+        "seed": settings.seed,
+        "selector": settings.selector,
+        "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
+    }
+    if origin.identity:  # a hub dataset or folder: no input file to hash
+        journal_settings["tasks_source"] = dict(origin.identity)
+    if model is not None:
+        journal_settings.update(model_settings(model, settings.sampling))
+        journal_settings["prompt"] = content_digest(
+            data_dir("rubrics") / "prompts" / "augment_selector.md"
+        )
+    return Journal(
+        settings.output,
+        AugmentedTask,
+        lambda record: record.task_id,
+        stage="augment",
+        inputs={"tasks": list(origin.paths)},
+        settings=journal_settings,
+        force_new=settings.force_new,
+    )
+
+
 def augment_file(
     settings: AugmentSettings, backend: Backend | None, reporter: Reporter
 ) -> AugmentOutcome:
@@ -137,28 +166,7 @@ def augment_file(
     tasks: list[Task] = list(loaded.values())
     out = settings.output
     taxonomy = load_taxonomy()
-    journal_settings: dict[str, object] = {
-        "k": settings.k,
-        "seed": settings.seed,
-        "selector": settings.selector,
-        "taxonomy": content_digest(data_dir("rubrics") / "vericode.yaml"),
-    }
-    if origin.identity:  # a hub dataset or folder: no input file to hash
-        journal_settings["tasks_source"] = dict(origin.identity)
-    if model is not None:
-        journal_settings.update(model_settings(model, settings.sampling))
-        journal_settings["prompt"] = content_digest(
-            data_dir("rubrics") / "prompts" / "augment_selector.md"
-        )
-    journal = Journal(
-        out,
-        AugmentedTask,
-        lambda record: record.task_id,
-        stage="augment",
-        inputs={"tasks": list(origin.paths)},
-        settings=journal_settings,
-        force_new=settings.force_new,
-    )
+    journal = _journal(settings, origin, model)
     with open_journal(journal, reporter):
         todo = [task for task in tasks if task.task_id not in journal.done]
         resumed = len(journal.done) if journal.resumed else 0

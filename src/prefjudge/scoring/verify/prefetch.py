@@ -1,0 +1,169 @@
+"""Verification started before it is asked for: the verification process reads ahead.
+
+While ``prefjudge score`` reads and validates a large generations file (a second or more
+on one core), its verification process (:mod:`prefjudge.scoring.verify.process`) would
+sit idle on the other. Told the file's path, it reads the file itself and verifies what
+the first batches will most likely be, until the first real batch arrives. Each guess is
+kept under the exact item it verified (response, instruction ids, parameters in order,
+whether the text is code); a batch asked for later takes the result of an item it holds
+the very same item of, and verifies the rest as usual. A wrong guess (a line the reader
+will refuse, a resumed run that starts further on) only costs the idle core its time:
+the results are those of ``verify_batch`` on the items asked for, whatever was guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool, str | None]
+PackedResult = tuple[str, dict[str, Any], str, str]
+Key = tuple[str, bool, str | None, tuple[tuple[str, str], ...]]
+
+BATCH = 256
+"""Generations verified per guessed batch: a real batch waits at most one of these."""
+GIVE_UP_LINES = 64
+"""Lines read without a single guess before reading ahead stops (another format)."""
+HELD_AT_MOST = 8192
+"""Items verified ahead at most: what a second of reading lets it do, several times over,
+with the memory they hold (and the work a resumed run may not use) bounded."""
+
+
+def item_key(item: PackedItem) -> Key:
+    """What makes two items the same for verification (parameters compared in order)."""
+    text, refs, is_code, code = item
+    return text, is_code, code, tuple((ident, repr(list(params.items())))
+                                      for ident, params in refs)
+
+
+def guessed_items(path: str | os.PathLike[str], profile: str) -> Iterator[list[PackedItem]]:
+    """The items the file's prefjudge lines will be verified as, a batch at a time.
+
+    Only what is sure to be checked as read: a line with a ``response`` and valid
+    ``instructions`` (parameters resolved as the reader resolves them:
+    :class:`~prefjudge.scoring.verify.refs.ReferenceCheck`)
+    and no ``error``; anything else is left out (it is verified when asked for).
+
+    Args:
+        path: The generations file (plain JSONL; anything else gives nothing).
+        profile: Verification profile (kept for the caller; the items do not depend on it).
+
+    Yields:
+        Lists of at most :data:`BATCH` packed items, in file order.
+    """
+    from prefjudge.scoring.taxonomy import load_taxonomy
+    from prefjudge.scoring.verify.refs import ReferenceCheck
+
+    del profile
+    check = ReferenceCheck(load_taxonomy()).check
+    batch: list[PackedItem] = []
+    seen = guessed = 0
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            seen += 1
+            item = _guess(line, check)
+            if item is not None:
+                guessed += 1
+                batch.append(item)
+                if len(batch) == BATCH:
+                    yield batch
+                    batch = []
+            elif not guessed and seen >= GIVE_UP_LINES:
+                return
+    if batch:
+        yield batch
+
+
+def _guess(line: str, check_params: Callable[..., Any]) -> PackedItem | None:
+    """One line's item, when it is a plain prefjudge generation with valid instructions."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("error") is not None:
+        return None
+    response, instructions = data.get("response"), data.get("instructions", [])
+    if not isinstance(response, str) or not isinstance(instructions, list):
+        return None
+    refs = []
+    for ref in instructions:
+        if not isinstance(ref, dict) or not isinstance(ref.get("id"), str):
+            return None
+        params = ref.get("params", {})
+        if not isinstance(params, dict):
+            return None
+        problems, resolved, _ = check_params(ref["id"], params)
+        if problems:
+            return None
+        refs.append((ref["id"], resolved))
+    return response, refs, data.get("response_is_code") is True, None
+
+
+class ReadAhead:
+    """The results verified ahead, handed out once to the batch that asks for them.
+
+    Args:
+        verify: ``verify_packed``: packed items, profile, workers -> packed results.
+        profile: The profile the results were verified with.
+    """
+
+    def __init__(self, verify: Callable[[list[PackedItem], str, int | None],
+                                        list[list[PackedResult]]], profile: str) -> None:
+        self._verify, self.profile = verify, profile
+        self._held: dict[Key, list[PackedResult]] = {}
+
+    @property
+    def held(self) -> int:
+        """Items verified ahead and not yet asked for."""
+        return len(self._held)
+
+    def read_ahead(self, path: str | os.PathLike[str], workers: int | None,
+                   requests: BinaryIO) -> None:
+        """Verify the file's likely items until a request waits on ``requests``.
+
+        Args:
+            path: The generations file.
+            workers: Ruff processes run in parallel.
+            requests: The process's input; reading ahead stops once it has data.
+        """
+        for batch in guessed_items(path, self.profile):
+            if _readable(requests) or len(self._held) >= HELD_AT_MOST:
+                return
+            for item, result in zip(batch, self._verify(batch, self.profile, workers),
+                                    strict=True):
+                self._held[item_key(item)] = result
+
+    def verify(self, packed: list[PackedItem], profile: str,
+               workers: int | None) -> list[list[PackedResult]]:
+        """Results for ``packed``: those held (given up), the rest verified now.
+
+        Args:
+            packed: The batch asked for.
+            profile: Its verification profile.
+            workers: Ruff processes run in parallel.
+
+        Returns:
+            One packed result per item, as ``verify_packed`` gives them.
+        """
+        if not self._held or profile != self.profile:
+            return self._verify(packed, profile, workers)
+        found = [self._held.pop(item_key(item), None) for item in packed]
+        missing = [item for item, result in zip(packed, found, strict=True) if result is None]
+        fresh = iter(self._verify(missing, profile, workers) if missing else [])
+        return [result if result is not None else next(fresh) for result in found]
+
+
+def _readable(stream: BinaryIO) -> bool:
+    """Whether a request is waiting on the process's input (never blocks)."""
+    try:
+        ready, _, _ = select.select([stream], [], [], 0)
+    except (OSError, ValueError):
+        return True  # cannot tell: stop reading ahead
+    return bool(ready)
