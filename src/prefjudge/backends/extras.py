@@ -15,7 +15,8 @@ import importlib.util
 from collections.abc import Mapping
 
 from prefjudge.backends.kinds import VLLM_INSTALL
-from prefjudge.backends.registry import LiveMapping, Needs, backend_kind, backend_kinds
+from prefjudge.backends.registry import Needs, backend_kind, backend_kinds
+from prefjudge.live_views import LiveMapping
 
 
 def _needs() -> dict[str, Needs]:

@@ -6,87 +6,21 @@ backend kinds reads them from here: :data:`BACKEND_KINDS` (the ``--backend`` cho
 the configuration's check), :func:`prefjudge.backends.create_backend` (the factory) and
 :func:`prefjudge.backends.extras.missing_extra` (what to install).
 
-This module imports nothing but the standard library. :class:`LiveNames` and
-:class:`LiveMapping`, live views of a registry, are shared by the other registries (pair
-formats, judge methods).
+This module imports nothing but the standard library; its names are a live view
+(:mod:`prefjudge.live_views`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from prefjudge.live_views import LiveSequence
 
 if TYPE_CHECKING:
     from prefjudge.backends.base import Backend
     from prefjudge.backends.cache import ResponseCache
-
-V = TypeVar("V")
-
-
-class LiveNames(Sequence[str]):
-    """A registry's names, read anew at every use (so a kind registered later is in it).
-
-    Args:
-        names: Returns the current names, in order.
-        head: Names that come first (``auto``).
-    """
-
-    def __init__(self, names: Callable[[], Iterable[str]], *head: str) -> None:
-        self._source = names
-        self._head = head
-
-    def _names(self) -> tuple[str, ...]:
-        return (*self._head, *self._source())
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        return self._names()[index]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._names()
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
-
-    def __hash__(self) -> int:
-        return hash(self._names())
-
-    def __repr__(self) -> str:
-        return repr(self._names())
-
-
-class LiveMapping(Mapping[str, V]):
-    """A mapping computed anew at every use from a registry (a live view).
-
-    Args:
-        source: Returns the current mapping.
-    """
-
-    def __init__(self, source: Callable[[], Mapping[str, V]]) -> None:
-        self._source = source
-
-    def __getitem__(self, key: str) -> V:
-        return self._source()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._source())
-
-    def __len__(self) -> int:
-        return len(self._source())
-
-    def __repr__(self) -> str:
-        return repr(dict(self._source()))
-
 
 class Needs(NamedTuple):
     """What one backend imports, in words, and how to install it."""
@@ -162,7 +96,7 @@ def backend_kinds() -> tuple[BackendKindSpec, ...]:
     return tuple(_KINDS.values())
 
 
-BACKEND_KINDS: Sequence[str] = LiveNames(lambda: _KINDS)
+BACKEND_KINDS: Sequence[str] = LiveSequence(lambda: _KINDS)
 """The registered kind names, in registration order (a live view of the registry)."""
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from prefjudge.backends.registry import LiveMapping, LiveNames
+from prefjudge.live_views import LiveMapping, LiveSequence
 
 CallsBound = Literal["", "≥", "≤", "about"]
 """How planned model calls bound the real ones: ``""`` exact, ``"≥"`` a lower bound,
@@ -100,10 +100,10 @@ def _model_methods() -> dict[str, type[Any]]:
 
 MODEL_METHOD_CLASSES: Mapping[str, type[Any]] = LiveMapping(_model_methods)
 """The model-only methods' classes by name: what ``hybrid`` may fall back on."""
-MODEL_METHODS: Sequence[str] = LiveNames(lambda: MODEL_METHOD_CLASSES)
+MODEL_METHODS: Sequence[str] = LiveSequence(lambda: MODEL_METHOD_CLASSES)
 """The methods that only ask a judge model (``evidence`` asks none; ``hybrid`` asks one only
 for the pairs the evidence leaves undecided): what ``hybrid`` may fall back on."""
-METHOD_NAMES: Sequence[str] = LiveNames(lambda: METHODS)
+METHOD_NAMES: Sequence[str] = LiveSequence(lambda: METHODS)
 """The registered method names, in registration order (a live view)."""
 
 

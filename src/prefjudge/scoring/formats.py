@@ -65,8 +65,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from prefjudge.io import FieldProblem, InputIssue, iter_objects, text_field, validation_issues
+from prefjudge.live_views import LiveMapping
 from prefjudge.records import Generation, Task, normalize_model_name
-from prefjudge.scoring.registry_base import DerivedMapping
 from prefjudge.scoring.sample_formats import (
     SampleConverter,
     SampleFormat,
@@ -76,7 +76,7 @@ from prefjudge.scoring.sample_formats import (
     sample_marks,
 )
 
-FORMATS: Mapping[str, str] = DerivedMapping(
+FORMATS: Mapping[str, str] = LiveMapping(
     lambda: {fmt.name: fmt.description for fmt in sample_formats()}
 )
 """Every format :func:`read_generations` reads, by name, with the fields that mark it."""

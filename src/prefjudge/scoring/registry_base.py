@@ -2,20 +2,14 @@
 
 :class:`Registry` holds the task formats (:mod:`prefjudge.scoring.task_formats`) and the
 sample formats (:mod:`prefjudge.scoring.sample_formats`). ``HUB_DATASETS``,
-``HUB_SOURCES``, ``CONVERTERS`` and ``FORMATS`` are live views
-(:class:`DerivedMapping`, :class:`DerivedSequence`): module constants for their readers,
-computed from a registry at every access, so a format registered later (a plugin, a
-test) is in them at once. Standard library only.
+``HUB_SOURCES``, ``CONVERTERS`` and ``FORMATS`` are live views of them
+(:mod:`prefjudge.live_views`). Standard library only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Generic, Protocol, TypeVar, overload
-
-K = TypeVar("K")
-V = TypeVar("V")
-T = TypeVar("T")
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
 
 
 class Entry(Protocol):
@@ -88,44 +82,3 @@ def named_list(names: Sequence[str]) -> str:
     """``A, B or C``: each name once, in order."""
     names = list(dict.fromkeys(names))
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-class DerivedMapping(Mapping[K, V]):
-    """A mapping whose items are ``compute()``'s, asked again on every access."""
-
-    def __init__(self, compute: Callable[[], Mapping[K, V]]) -> None:
-        self._compute = compute
-
-    def __getitem__(self, key: K) -> V:
-        return self._compute()[key]
-
-    def __iter__(self) -> Iterator[K]:
-        return iter(self._compute())
-
-    def __len__(self) -> int:
-        return len(self._compute())
-
-    def __repr__(self) -> str:
-        return repr(dict(self._compute()))
-
-
-class DerivedSequence(Sequence[T]):
-    """A sequence whose items are ``compute()``'s, asked again on every access."""
-
-    def __init__(self, compute: Callable[[], Sequence[T]]) -> None:
-        self._compute = compute
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[T]: ...
-
-    def __getitem__(self, index: Any) -> Any:
-        return self._compute()[index]
-
-    def __len__(self) -> int:
-        return len(self._compute())
-
-    def __repr__(self) -> str:
-        return repr(tuple(self._compute()))

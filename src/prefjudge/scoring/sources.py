@@ -74,6 +74,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prefjudge.live_views import LiveSequence
 from prefjudge.records import Task
 from prefjudge.scoring.hub import (
     HUB_PROBE_TIMEOUT_S,
@@ -88,7 +89,6 @@ from prefjudge.scoring.hub import (
     remote_dataset_path,
     source_rows,
 )
-from prefjudge.scoring.registry_base import DerivedSequence
 from prefjudge.scoring.source_types import (
     HUB_INSTALL_HINT,
     HUB_PREFIX,
@@ -181,7 +181,7 @@ def hub_sources(kind: Kind | None = None) -> tuple[HubDataset, ...]:
     )
 
 
-HUB_SOURCES: Sequence[HubDataset] = DerivedSequence(hub_sources)
+HUB_SOURCES: Sequence[HubDataset] = LiveSequence(hub_sources)
 """Every hub dataset known by name (see the module docstring for the table)."""
 
 

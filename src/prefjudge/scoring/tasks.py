@@ -41,8 +41,8 @@ from prefjudge.io import (
     iter_objects,
     validation_issues,
 )
+from prefjudge.live_views import LiveMapping
 from prefjudge.records import Task
-from prefjudge.scoring.registry_base import DerivedMapping
 from prefjudge.scoring.source_types import Fetched, HubUnavailableError, SourceError
 from prefjudge.scoring.task_formats import (
     TaskFormat,
@@ -82,12 +82,12 @@ __all__ = [
 ]
 
 
-HUB_DATASETS: Mapping[str, str] = DerivedMapping(
+HUB_DATASETS: Mapping[str, str] = LiveMapping(
     lambda: {entry.repo: entry.note for entry in task_hub_datasets()}
 )
 """Hub id -> note, for every task dataset known by name (the task formats' ``hub``)."""
 
-CONVERTERS: Mapping[str, Callable[[dict[str, Any]], Task]] = DerivedMapping(
+CONVERTERS: Mapping[str, Callable[[dict[str, Any]], Task]] = LiveMapping(
     lambda: {fmt.name: fmt.convert for fmt in task_formats()}
 )
 """Format name -> row converter, for every registered task format."""

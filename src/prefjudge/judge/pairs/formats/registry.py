@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prefjudge.backends.registry import LiveNames
+from prefjudge.live_views import LiveSequence
 
 if TYPE_CHECKING:
     from prefjudge.io import InputIssue
@@ -136,13 +136,13 @@ def pair_formats() -> tuple[PairFormatSpec, ...]:
     return tuple(_FORMATS.values())
 
 
-PAIR_FORMATS: Sequence[str] = LiveNames(lambda: _FORMATS)
+PAIR_FORMATS: Sequence[str] = LiveSequence(lambda: _FORMATS)
 """The registered format names, in detection order (a live view of the registry)."""
 
 
 def pair_format_choices() -> Sequence[str]:
     """The ``--pairs-format`` choices: ``auto`` and every registered format (a live view)."""
-    return LiveNames(lambda: _FORMATS, AUTO)
+    return LiveSequence(lambda: _FORMATS, AUTO)
 
 
 def known_formats_text() -> str:
