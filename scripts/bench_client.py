@@ -21,12 +21,21 @@ what each client reports: prefjudge's usage table, and the SDK's own ``Retrying 
 log lines (its default ``max_retries=2`` retries silently otherwise). Connections are the
 TCP connections the server was sent completions on.
 
+Both clients run as an installed package runs: from compiled bytecode. Where the
+environment says not to write it (``PYTHONDONTWRITEBYTECODE``, as in some sandboxes), an
+editable install's ``src/`` would be compiled anew by every run, some 0.2 s of CPU charged
+to prefjudge's start-up and to no installed package's; so both clients' processes write
+and read their bytecode under one folder of the run's own (``PYTHONPYCACHEPREFIX``),
+filled by a warm-up run of each before anything is measured. ``--no-bytecode-cache``
+leaves the environment as it is.
+
 Each backlog given runs on a server of its own: 2048 (uvicorn's default: what
 ``vllm serve`` listens with) and 5 (Python's ``http.server`` default, whose accept queue a
 burst of new connections overflows).
 
     python scripts/bench_client.py                         # 600 pairs, C = 32 and 256
     python scripts/bench_client.py --pairs 200 --repeat 1 --out bench_client.json
+    python scripts/bench_client.py --pairs 20 --repeat 3     # start-up: see "start-up CPU s"
 """
 
 from __future__ import annotations
@@ -89,6 +98,21 @@ def make_pairs(path: Path, n: int, seed: int = 0) -> None:
             out.write(json.dumps(record) + "\n")
 
 
+CLIENT_ENV: dict[str, str | None] = {}
+"""Changes to the environment both clients run in (None: unset), set by :func:`main`."""
+
+
+def client_env(**extra: str) -> dict[str, str]:
+    """The environment a client's process runs in: this one, :data:`CLIENT_ENV` and ``extra``."""
+    env = {**os.environ, **extra}
+    for name, value in CLIENT_ENV.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
 def _timed(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a process to its end: wall seconds, CPU seconds (user + sys, children too), output.
 
@@ -130,7 +154,7 @@ def run_prefjudge(
 ) -> dict[str, Any]:
     """One ``prefjudge judge --method monolithic`` run into a fresh output and cache."""
     out, cache = work / f"verdicts-{tag}.jsonl", work / f"cache-{tag}.sqlite"
-    env = {**os.environ, "COLUMNS": "60", "NO_COLOR": "1"}
+    env = client_env(COLUMNS="60", NO_COLOR="1")
     env.pop("OPENAI_API_KEY", None)
     server.stats(reset=True)
     result = _timed(_prefjudge_argv(pairs, out, cache, server.url, concurrency), env)
@@ -162,7 +186,7 @@ def run_sdk(bodies: Path, server: FastServer, concurrency: int, limit: int = 0) 
     server.stats(reset=True)
     argv = [sys.executable, __file__, "--sdk-client", str(bodies), "--url", server.url,
             "--concurrency", str(concurrency), "--limit", str(limit)]  # fmt: skip
-    result = _timed(argv)
+    result = _timed(argv, client_env())
     if result["rc"] != 0:
         raise SystemExit(f"the SDK loop failed (exit {result['rc']}):\n{result['stderr']}")
     report = json.loads(result["stdout"])
@@ -221,10 +245,16 @@ def sdk_client(bodies_path: str, url: str, concurrency: int, limit: int) -> None
 
 
 def record_bodies(pairs: Path, work: Path, backlog: int) -> Path:
-    """Run prefjudge once against a recording server: the bodies the SDK loop will send."""
+    """Run prefjudge once against a recording server: the bodies the SDK loop will send.
+
+    Then the SDK loop once (two calls), so that both clients' bytecode is written before
+    any run is measured (this run is prefjudge's warm-up).
+    """
     bodies = work / "bodies.jsonl"
     with FastServer(backlog=backlog, record=bodies) as server:
         run_prefjudge(pairs, work, server, 32, "record")
+    with FastServer(backlog=backlog) as server:
+        run_sdk(bodies, server, 32, limit=2)
     return bodies
 
 
@@ -336,6 +366,10 @@ def main() -> int:
     parser.add_argument("--backlog", type=int, nargs="+", default=[UVICORN_BACKLOG, PYTHON_BACKLOG])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    parser.add_argument(
+        "--no-bytecode-cache", action="store_true",
+        help="run the clients in this environment as it is (PYTHONDONTWRITEBYTECODE kept)",
+    )
     parser.add_argument("--sdk-client", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=int, default=0, help=argparse.SUPPRESS)
@@ -347,6 +381,9 @@ def main() -> int:
     results: Results = {}
     with tempfile.TemporaryDirectory(prefix="bench_client.") as tmp:
         work = Path(tmp)
+        if not args.no_bytecode_cache:
+            CLIENT_ENV["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
+            CLIENT_ENV["PYTHONDONTWRITEBYTECODE"] = None
         files = {"pairs": work / "pairs.jsonl", "one": work / "one.jsonl"}
         make_pairs(files["pairs"], args.pairs)
         make_pairs(files["one"], 1)
@@ -363,7 +400,8 @@ def main() -> int:
     rows = summarize(results, calls)
     show(rows, calls, args.repeat)
     if args.out:
-        report = {"pairs": args.pairs, "calls": calls, "repeat": args.repeat, "rows": rows}
+        report = {"pairs": args.pairs, "calls": calls, "repeat": args.repeat,
+                  "bytecode_cache": not args.no_bytecode_cache, "rows": rows}
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -20,10 +20,11 @@ and validating the file, verifying, writing the records, the summary, its bootst
 its plot. Wall time and the child's peak RSS (its own and that of its whole process tree,
 Ruff included) are measured over --repeats runs (medians). In the same run the naive way
 (one Ruff process per check, in this process) scores the first --naive-n generations,
-and this process's ``verify_batch`` scores all N: the records' results must equal both
-(asserted). ``--memory-n 100000`` also scores a file of that many generations once and
-reports whether peak RSS grew at most linearly from N to it. ``--out`` writes a JSON
-report.
+and this process's ``verify_batch`` scores all N, right after each run of the command (so
+that each pair meets the same load): the records' results must equal both (asserted), and
+each pair's ratio is printed besides the ratio of the medians. ``--memory-n 100000``
+also scores a file of that many generations once and reports whether peak RSS grew at
+most linearly from N to it. ``--out`` writes a JSON report.
 
     python scripts/bench_verify.py --end-to-end --repeats 3
     python scripts/bench_verify.py --end-to-end --repeats 1 --memory-n 100000 --out e2e.json
@@ -318,80 +319,19 @@ def _mib(size: float) -> str:
     return f"{size / 2**20:,.0f} MiB"
 
 
-def end_to_end(args: argparse.Namespace) -> int:
-    """Score a real generations file with ``prefjudge score`` beside the naive way."""
+def _print_table(args: argparse.Namespace, runs: list[Run], fast: Measurement,
+                 slow: Measurement, memory: Run | None) -> None:
+    """The end-to-end report's table: the command, the engine alone, the naive way."""
     from rich.console import Console
     from rich.table import Table
 
-    taxonomy = load_taxonomy()
     n = args.n or 10_000
-    report: dict = {"ruff": ruff_version(), "cpus": os.cpu_count(), "n": n, "k": args.k,
-                    "naive_n": args.naive_n, "repeats": args.repeats, "seed": args.seed,
-                    "load_before": os.getloadavg()[0]}
-    print(
-        f"ruff {report['ruff']}; end to end: prefjudge score --no-tests on {n:,} generations "
-        f"x {args.k} instructions; naive way on {args.naive_n}; repeats={args.repeats}; "
-        f"{os.cpu_count()} CPUs; load average before: {os.getloadavg()[0]:.2f}"
-    )
-    with tempfile.TemporaryDirectory(prefix="prefjudge-bench-") as folder:
-        work = Path(folder)
-        generations = work / "generations.jsonl"
-        written = write_generations(generations, n, args.k, args.seed, taxonomy)
-        items = [(response, refs) for _, response, refs in written]
-        checks = n * args.k
-        runs = []
-        for repeat in range(args.repeats):
-            run = run_score(generations, work / "scores.jsonl", args.workers,
-                            work / f"score-{repeat}.log")
-            runs.append(run)
-        ids, recorded = read_results(work / "scores.jsonl")
-        assert ids == [gen_id for gen_id, _, _ in written], "records are not in input order"
-        assert len({run.output_sha256 for run in runs}) == 1, "repeats wrote different records"
-
-        # The same items, this process: the engine alone, then the naive way on a subset.
-        engine, fast = measure("engine", verify_batch, items, args.repeats,
-                               workers=args.workers)
-        naive_items = items[: args.naive_n]
-        naive, slow = measure("naive", verify_naive, naive_items, args.repeats)
-        assert recorded == as_dicts(engine), "prefjudge score and verify_batch results differ"
-        assert recorded[: len(naive)] == as_dicts(naive), "prefjudge score and naive differ"
-        statuses = Counter(result["status"] for row in recorded for result in row)
-
-        memory = None
-        if args.memory_n:
-            big = work / "generations-big.jsonl"
-            write_generations(big, args.memory_n, args.k, args.seed + 1, taxonomy, keep=False)
-            memory = run_score(big, work / "scores-big.jsonl", args.workers,
-                               work / "score-big.log")
-            report["memory_input_bytes"] = big.stat().st_size
-            big.unlink()
-        report["input_bytes"] = generations.stat().st_size
-        report["output_bytes"] = (work / "scores.jsonl").stat().st_size
-
+    checks = n * args.k
     walls = [run.wall for run in runs]
     wall = statistics.median(walls)
     e2e_rate = checks / wall
-    ratio = e2e_rate / slow.rate
     peak = int(statistics.median(run.peak_rss for run in runs))
     tree = int(statistics.median(run.tree_peak_rss for run in runs))
-    report.update({
-        "load_after": os.getloadavg()[0],
-        "checks": checks,
-        "end_to_end": {"wall_s": walls, "median_wall_s": wall, "checks_per_s": e2e_rate,
-                       "cpu_s": [run.cpu for run in runs],
-                       "peak_rss_bytes": [run.peak_rss for run in runs],
-                       "own_peak_rss_bytes": [run.own_peak_rss for run in runs],
-                       "tree_peak_rss_bytes": [run.tree_peak_rss for run in runs],
-                       "output_sha256": runs[0].output_sha256},
-        "engine": {"checks": fast.checks, "wall_s": fast.wall, "checks_per_s": fast.rate,
-                   "cpu_s": fast.cpu},
-        "naive": {"checks": slow.checks, "wall_s": slow.wall, "checks_per_s": slow.rate,
-                  "cpu_s": slow.cpu, "ruff_processes": slow.processes},
-        "ratio_end_to_end_over_naive": ratio,
-        "statuses": dict(sorted(statuses.items())),
-        "identical_results": True,
-    })
-
     table = Table(title=f"prefjudge score --no-tests, {n:,} real generations x {args.k} "
                   "(CPU: the process and its Ruff children)")
     columns = ("way", "checks", "median wall", "runs (s)", "checks/s", "CPU s (median)",
@@ -416,6 +356,131 @@ def end_to_end(args: argparse.Namespace) -> int:
                       f"{big_checks / memory.cpu:,.0f}",
                       f"{_mib(memory.peak_rss)} (tree {_mib(memory.tree_peak_rss)})")
     Console(width=140).print(table)
+
+
+def _memory_report(args: argparse.Namespace, n: int, peak: int, memory: Run,
+                   input_bytes: int) -> dict:
+    """Print whether peak RSS grew at most linearly from N generations; return the facts."""
+    grow = memory.peak_rss / peak
+    scale = args.memory_n / n
+    per_gen = (memory.peak_rss - peak) / max(args.memory_n - n, 1)
+    linear = grow <= scale
+    facts = {"n": args.memory_n, "wall_s": memory.wall,
+             "checks_per_s": args.memory_n * args.k / memory.wall,
+             "peak_rss_bytes": memory.peak_rss, "own_peak_rss_bytes": memory.own_peak_rss,
+             "tree_peak_rss_bytes": memory.tree_peak_rss, "growth": grow,
+             "generations_ratio": scale, "bytes_per_extra_generation": per_gen,
+             "at_most_linear": linear}
+    print(f"peak RSS: {_mib(peak)} at {n:,} generations, {_mib(memory.peak_rss)} at "
+          f"{args.memory_n:,} ({grow:.2f}x for {scale:.0f}x the generations; "
+          f"{per_gen / 1024:.1f} KiB per extra generation, input "
+          f"{input_bytes / args.memory_n / 1024:.1f} KiB per generation): "
+          f"{'at most linear' if linear else 'MORE than linear'}")
+    return facts
+
+
+def _paired_runs(args: argparse.Namespace, generations: Path, work: Path,
+                 items: list) -> tuple[list[Run], list, Measurement]:
+    """Each repeat: the command, then the engine alone on the same items in this process.
+
+    So that each pair meets the same load on a machine shared with others.
+
+    Returns:
+        The command's runs, the engine's last results and its measurement.
+    """
+    runs, engine_wall, engine_cpu = [], [], []
+    for repeat in range(args.repeats):
+        run = run_score(generations, work / "scores.jsonl", args.workers,
+                        work / f"score-{repeat}.log")
+        runs.append(run)
+        engine, once = measure("engine", verify_batch, items, 1, workers=args.workers)
+        engine_wall += once.wall
+        engine_cpu += once.cpu
+    fast = Measurement("engine", once.checks, engine_wall, engine_cpu, once.processes)
+    return runs, engine, fast
+
+
+def _engine_verdict(e2e_rate: float, runs: list[Run], fast: Measurement) -> dict:
+    """Print how much of the engine's speed the command kept (medians, then each pair)."""
+    kept = e2e_rate / fast.rate
+    paired = [engine_s / run.wall for engine_s, run in zip(fast.wall, runs, strict=True)]
+    reached = "met" if kept >= 0.8 and e2e_rate >= 12_000 else "NOT met"
+    print(f"end to end vs engine alone: {kept:.2f} of its checks/s (target >= 0.80 and "
+          f">= 12,000 checks/s end to end): {reached}; each repeat's pair: "
+          f"{', '.join(f'{pair:.2f}' for pair in paired)} (median "
+          f"{statistics.median(paired):.2f})")
+    return {"ratio_end_to_end_over_engine": kept,
+            "ratio_end_to_end_over_engine_paired": paired}
+
+
+def _memory_run(args: argparse.Namespace, work: Path, taxonomy: Taxonomy, report: dict) -> Run:
+    """Score a file of ``--memory-n`` generations once (its size goes to ``report``)."""
+    big = work / "generations-big.jsonl"
+    write_generations(big, args.memory_n, args.k, args.seed + 1, taxonomy, keep=False)
+    memory = run_score(big, work / "scores-big.jsonl", args.workers, work / "score-big.log")
+    report["memory_input_bytes"] = big.stat().st_size
+    big.unlink()
+    return memory
+
+
+def end_to_end(args: argparse.Namespace) -> int:
+    """Score a real generations file with ``prefjudge score`` beside the naive way."""
+    taxonomy = load_taxonomy()
+    n = args.n or 10_000
+    report: dict = {"ruff": ruff_version(), "cpus": os.cpu_count(), "n": n, "k": args.k,
+                    "naive_n": args.naive_n, "repeats": args.repeats, "seed": args.seed,
+                    "load_before": os.getloadavg()[0]}
+    print(
+        f"ruff {report['ruff']}; end to end: prefjudge score --no-tests on {n:,} generations "
+        f"x {args.k} instructions; naive way on {args.naive_n}; repeats={args.repeats}; "
+        f"{os.cpu_count()} CPUs; load average before: {os.getloadavg()[0]:.2f}"
+    )
+    with tempfile.TemporaryDirectory(prefix="prefjudge-bench-") as folder:
+        work = Path(folder)
+        generations = work / "generations.jsonl"
+        written = write_generations(generations, n, args.k, args.seed, taxonomy)
+        items = [(response, refs) for _, response, refs in written]
+        checks = n * args.k
+        runs, engine, fast = _paired_runs(args, generations, work, items)
+        ids, recorded = read_results(work / "scores.jsonl")
+        assert ids == [gen_id for gen_id, _, _ in written], "records are not in input order"
+        assert len({run.output_sha256 for run in runs}) == 1, "repeats wrote different records"
+
+        # The naive way on a subset, in this process.
+        naive_items = items[: args.naive_n]
+        naive, slow = measure("naive", verify_naive, naive_items, args.repeats)
+        assert recorded == as_dicts(engine), "prefjudge score and verify_batch results differ"
+        assert recorded[: len(naive)] == as_dicts(naive), "prefjudge score and naive differ"
+        statuses = Counter(result["status"] for row in recorded for result in row)
+
+        memory = _memory_run(args, work, taxonomy, report) if args.memory_n else None
+        report["input_bytes"] = generations.stat().st_size
+        report["output_bytes"] = (work / "scores.jsonl").stat().st_size
+
+    walls = [run.wall for run in runs]
+    wall = statistics.median(walls)
+    e2e_rate = checks / wall
+    ratio = e2e_rate / slow.rate
+    peak = int(statistics.median(run.peak_rss for run in runs))
+    report.update({
+        "load_after": os.getloadavg()[0],
+        "checks": checks,
+        "end_to_end": {"wall_s": walls, "median_wall_s": wall, "checks_per_s": e2e_rate,
+                       "cpu_s": [run.cpu for run in runs],
+                       "peak_rss_bytes": [run.peak_rss for run in runs],
+                       "own_peak_rss_bytes": [run.own_peak_rss for run in runs],
+                       "tree_peak_rss_bytes": [run.tree_peak_rss for run in runs],
+                       "output_sha256": runs[0].output_sha256},
+        "engine": {"checks": fast.checks, "wall_s": fast.wall, "checks_per_s": fast.rate,
+                   "cpu_s": fast.cpu},
+        "naive": {"checks": slow.checks, "wall_s": slow.wall, "checks_per_s": slow.rate,
+                  "cpu_s": slow.cpu, "ruff_processes": slow.processes},
+        "ratio_end_to_end_over_naive": ratio,
+        "statuses": dict(sorted(statuses.items())),
+        "identical_results": True,
+    })
+
+    _print_table(args, runs, fast, slow, memory)
     print(f"statuses: {report['statuses']}")
     print(f"identical results: all {checks:,} checks of the records equal verify_batch's in this "
           f"process, the first {slow.checks:,} equal the naive way's; {args.repeats} repeats "
@@ -423,29 +488,9 @@ def end_to_end(args: argparse.Namespace) -> int:
     met = "met" if e2e_rate >= 10_000 and ratio >= 50 else "NOT met"
     print(f"end to end vs naive: {ratio:,.1f}x (target >= 50x); end to end {e2e_rate:,.0f} "
           f"checks/s (target >= 10,000): {met}")
-    kept = e2e_rate / fast.rate
-    report["ratio_end_to_end_over_engine"] = kept
-    reached = "met" if kept >= 0.8 and e2e_rate >= 12_000 else "NOT met"
-    print(f"end to end vs engine alone: {kept:.2f} of its checks/s (target >= 0.80 and "
-          f">= 12,000 checks/s end to end): {reached}")
+    report.update(_engine_verdict(e2e_rate, runs, fast))
     if memory is not None:
-        grow = memory.peak_rss / peak
-        scale = args.memory_n / n
-        per_gen = (memory.peak_rss - peak) / max(args.memory_n - n, 1)
-        linear = grow <= scale
-        report["memory"] = {"n": args.memory_n, "wall_s": memory.wall,
-                            "checks_per_s": args.memory_n * args.k / memory.wall,
-                            "peak_rss_bytes": memory.peak_rss,
-                            "own_peak_rss_bytes": memory.own_peak_rss,
-                            "tree_peak_rss_bytes": memory.tree_peak_rss,
-                            "growth": grow, "generations_ratio": scale,
-                            "bytes_per_extra_generation": per_gen,
-                            "at_most_linear": linear}
-        print(f"peak RSS: {_mib(peak)} at {n:,} generations, {_mib(memory.peak_rss)} at "
-              f"{args.memory_n:,} ({grow:.2f}x for {scale:.0f}x the generations; "
-              f"{per_gen / 1024:.1f} KiB per extra generation, input "
-              f"{report['memory_input_bytes'] / args.memory_n / 1024:.1f} KiB per generation): "
-              f"{'at most linear' if linear else 'MORE than linear'}")
+        report["memory"] = _memory_report(args, n, peak, memory, report["memory_input_bytes"])
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -13,6 +13,12 @@ disturb each other's CPU time. Accuracy counts a tie as half right; ``insufficie
     python scripts/evidence_efficiency.py                       # all 352 pairs
     python scripts/evidence_efficiency.py --limit 40 --out eff.jsonl
     python scripts/evidence_efficiency.py --stride 7 --repeats 9
+    python scripts/evidence_efficiency.py --scaled   # on performance-exercising inputs
+
+By default the pairs are measured on the tasks' own heaviest inputs (the method before
+issue 45, kept for comparison); ``--scaled`` measures them as the evidence judge now does,
+on scaled inputs (``prefjudge.judge.facts.perf_inputs``). ``scripts/bench_efficiency.py``
+adds EvalPerf's pairs and the CPU time per pair.
 """
 
 from __future__ import annotations
@@ -67,6 +73,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60.0, help="wall seconds per run")
     parser.add_argument("--out", type=Path, help="write every pair's decision to this JSONL")
+    parser.add_argument("--scaled", action=argparse.BooleanOptionalAction, default=False,
+                        help="measure on scaled inputs, as the evidence judge does")
     parser.add_argument("--zygote", action=argparse.BooleanOptionalAction, default=True,
                         help="fork runs from pre-imported zygotes (default)")
     return parser.parse_args()
@@ -183,7 +191,7 @@ def main() -> None:
             tasks[pair.task_id], extract_code(pair.response_a), extract_code(pair.response_b),
             plan=plan, limits=limits, runner=None if pool is None else pool.run,
             repeats=args.repeats, seed=args.seed + index, check_correct=False,
-            max_inputs=args.max_inputs)
+            max_inputs=args.max_inputs, scaled=args.scaled)
         finish(index, decision.to_fact(), time.monotonic() - began, bar)
 
     try:

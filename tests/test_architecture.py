@@ -14,8 +14,8 @@ LAYERS = {
     "scoring": 1,
     "backends": 0, "sandbox": 0, "plots": 0,
 }
-SHARED = {"records", "io", "journal", "live_views", "stats", "paths", "features", "reporting",
-          "interrupts", "__init__"}
+SHARED = {"records", "io", "journal", "journal_binding", "journal_lock", "live_views", "stats",
+          "paths", "features", "reporting", "interrupts", "__init__"}
 # imports between stages of one layer that the architecture allows
 ALLOWED_SIDEWAYS = {("persona", "judge"), ("scale", "judge")}
 

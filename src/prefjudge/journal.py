@@ -19,6 +19,10 @@ a rerun safe:
 * **append with flush**: each record is one line, flushed as soon as it is written, so a
   killed run loses at most the records in flight.
 
+The binding is read, compared and written by :mod:`prefjudge.journal_binding` (one reader:
+:func:`~prefjudge.journal_binding.read_binding`) and the lock is taken by
+:mod:`prefjudge.journal_lock`; this module re-exports their names.
+
 A record's key (given by the stage) says what the record is *of*: e.g. the model and
 generation id for ``score``, so two models never collide. ``discard`` removes records
 (e.g. errors about to be redone) by rewriting the file atomically, so a redo never leaves
@@ -35,9 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import datetime as _dt
 import errno
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,22 +50,29 @@ from pydantic import BaseModel, ValidationError
 
 from prefjudge import __version__
 from prefjudge.interrupts import deferred_interrupt
-from prefjudge.io import InputIssue, dumps_json, finite_json, parse_json_line
+from prefjudge.io import InputIssue, finite_json, parse_json_line
+from prefjudge.journal_binding import (  # the binding's home; re-exported here
+    BACKUP_SUFFIX,
+    BINDING_SUFFIX,
+    JOURNAL_FORMAT,
+    JournalError,
+    atomic_write,
+    binding_path,
+    check_binding,
+    content_digest,
+    file_fingerprint,
+    model_settings,
+    normalize,
+    read_binding,
+    write_binding,
+)
+from prefjudge.journal_lock import LOCK_SUFFIX, lock_output, lock_path, unlock_output
 from prefjudge.reporting import StageError
 
 if TYPE_CHECKING:
     from prefjudge.reporting import Reporter
 
-try:  # POSIX only; prefjudge's sandbox needs Linux anyway
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
-
 M = TypeVar("M", bound=BaseModel)
-JOURNAL_FORMAT = 1
-BINDING_SUFFIX = ".journal.json"
-LOCK_SUFFIX = ".lock"
-BACKUP_SUFFIX = ".bak"
 InputPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 JSON_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False)
 """How a record's JSON object becomes its line: ``json.dumps(..., ensure_ascii=False)``, byte
@@ -109,65 +118,12 @@ def output_choice(hint: str) -> Iterator[None]:
         _output_choice.reset(token)
 
 
-class JournalError(ValueError):
-    """A journal cannot be opened or written; the message says why and what to do."""
-
-
-def binding_path(output: str | os.PathLike[str]) -> Path:
-    """Return the binding file of ``output`` (``OUTPUT.journal.json``)."""
-    output = Path(output)
-    return output.with_name(output.name + BINDING_SUFFIX)
-
-
-def lock_path(output: str | os.PathLike[str]) -> Path:
-    """Return the lock file of ``output`` (``OUTPUT.lock``)."""
-    output = Path(output)
-    return output.with_name(output.name + LOCK_SUFFIX)
-
-
-def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Return what identifies an input file's content: resolved path, size and SHA-256.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``{"path", "bytes", "sha256"}``.
-
-    Raises:
-        JournalError: When the file cannot be read.
-    """
-    path = Path(path)
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as exc:
-        raise JournalError(f"{path}: cannot read input ({exc.strerror or exc})") from exc
-    return {"path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
-def _normalize(value: Any) -> Any:
-    """JSON round trip, so a value compares equal to itself read back from the binding."""
-    return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
-
-
 def _as_list(paths: InputPaths) -> list[Path]:
     if paths is None:
         return []
     if isinstance(paths, (str, os.PathLike)):
         return [Path(paths)]
     return [Path(p) for p in paths]
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _short(text: Any, width: int = 60) -> str:
-    shown = json.dumps(text, ensure_ascii=False, sort_keys=True, default=str)
-    return shown if len(shown) <= width else shown[: width - 1] + "…"
 
 
 class Journal(Generic[M]):
@@ -218,7 +174,7 @@ class Journal(Generic[M]):
         self.key = key
         self.stage = stage
         self.inputs = {role: _as_list(paths) for role, paths in (inputs or {}).items()}
-        self.settings = _normalize(dict(settings or {}))
+        self.settings = normalize(dict(settings or {}))
         self.force_new = force_new
         self.flag = flag
         self.changing_inputs = frozenset(changing_inputs)
@@ -303,48 +259,12 @@ class Journal(Generic[M]):
             raise JournalError(f"cannot write {self.path}: the file is not writable")
 
     def _lock(self) -> None:
-        if fcntl is None:  # pragma: no cover - not POSIX
-            return
-        where = lock_path(self.path)
-        for _ in range(20):
-            try:
-                fd = os.open(where, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as exc:
-                raise JournalError(
-                    f"cannot create the lock file {where}: {exc.strerror or exc}"
-                ) from exc
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _read_pid(fd)
-                os.close(fd)
-                who = f" (pid {holder})" if holder else ""
-                raise JournalError(
-                    f"{self.path} is being written by another prefjudge run{who}; wait for it "
-                    f"to finish or {_output_choice.get()}"
-                ) from None
-            # the holder before us may have removed the file between our open and our lock
-            try:
-                current = os.stat(where)
-            except FileNotFoundError:
-                os.close(fd)
-                continue
-            if current.st_ino != os.fstat(fd).st_ino:
-                os.close(fd)
-                continue
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            self._lock_fd = fd
-            return
-        raise JournalError(f"cannot lock {where}: it keeps being replaced")  # pragma: no cover
+        self._lock_fd = lock_output(self.path, _output_choice.get())
 
     def _unlock(self) -> None:
-        if self._lock_fd is None:
-            return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(lock_path(self.path))
-        os.close(self._lock_fd)  # closing releases the flock
-        self._lock_fd = None
+        if self._lock_fd is not None:
+            unlock_output(self.path, self._lock_fd)
+            self._lock_fd = None
 
     def _move_aside(self) -> None:
         if not self.path.exists():
@@ -356,73 +276,9 @@ class Journal(Generic[M]):
         self.notes.append(f"{self.flag}: the previous {self.path.name} is kept as {backup}")
 
     def _check_binding(self) -> None:
-        if not _holds_records(self.path):
-            return  # nothing to resume: a new output
-        where = binding_path(self.path)
-        if not where.exists():
-            raise JournalError(
-                f"{self.path} already holds records but has no {where.name}, so what made them "
-                f"is unknown (an older prefjudge, another tool, or a copied file). Use another "
-                f"-o, or {self.flag} to start it again (the old file is kept as "
-                f"{self.path.name}{BACKUP_SUFFIX})."
-            )
-        try:
-            old = json.loads(where.read_text(encoding="utf-8"))
-            if not isinstance(old, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError, RecursionError) as exc:
-            raise JournalError(
-                f"{where}: unreadable journal binding ({exc}); use {self.flag} to start "
-                f"{self.path.name} again"
-            ) from exc
-        differences = self._differences(old)
-        if differences:
-            shown = "\n".join(f"  {line}" for line in differences)
-            raise JournalError(
-                f"{self.path} was written by a different run; resuming would mix results:\n"
-                f"{shown}\nUse another -o, or {self.flag} to start {self.path.name} again "
-                f"(the old file is kept as {self.path.name}{BACKUP_SUFFIX})."
-            )
-
-    def _differences(self, old: Mapping[str, Any]) -> list[str]:
-        if old.get("stage") != self.stage:
-            return [f"it is the output of `prefjudge {old.get('stage')}`, not of {self.stage}"]
-        lines = []
-        old_inputs = old.get("inputs") or {}
-        new_inputs = self._binding["inputs"]
-        for role in sorted(set(old_inputs) | set(new_inputs)):
-            before, now = old_inputs.get(role) or [], new_inputs.get(role) or []
-            if [f.get("sha256") for f in before] == [f["sha256"] for f in now]:
-                continue
-            same_paths = [f.get("path") for f in before] == [f["path"] for f in now]
-            if role in self.changing_inputs and same_paths:  # checked record by record
-                self.changed_inputs.add(role)
-                continue
-            if len(before) != len(now):
-                was = ", ".join(f.get("path", "?") for f in before) or "none"
-                lines.append(
-                    f"input {role}: {was} then, {', '.join(f['path'] for f in now) or 'none'} now"
-                )
-                continue
-            for prev, cur in zip(before, now, strict=True):
-                if prev.get("sha256") == cur["sha256"]:
-                    continue
-                same_path = prev.get("path") == cur["path"]
-                what = (
-                    f"{cur['path']} has changed since"
-                    if same_path
-                    else (f"{prev.get('path')} then, {cur['path']} now (other content)")
-                )
-                lines.append(
-                    f"input {role}: {what} (sha256 {str(prev.get('sha256'))[:12]} then, "
-                    f"{cur['sha256'][:12]} now; {prev.get('bytes')} then, {cur['bytes']} bytes now)"
-                )
-        old_settings = old.get("settings") or {}
-        for name in sorted(set(old_settings) | set(self.settings)):
-            before, now = old_settings.get(name, "(not set)"), self.settings.get(name, "(not set)")
-            if before != now:
-                lines.append(f"setting {name}: {_short(before)} then, {_short(now)} now")
-        return lines
+        if _holds_records(self.path):  # else nothing to resume: a new output
+            self.changed_inputs |= check_binding(self.path, self._binding, flag=self.flag,
+                                                 changing_inputs=self.changing_inputs)
 
     def _read_existing(self) -> None:
         if not self.path.exists():
@@ -486,20 +342,8 @@ class Journal(Generic[M]):
             ) from exc
 
     def _write_binding(self, *, created: bool) -> None:
-        where = binding_path(self.path)
-        old: dict[str, Any] = {}
-        if not created and where.exists():
-            with contextlib.suppress(OSError, ValueError):
-                old = json.loads(where.read_text(encoding="utf-8"))
-        binding = {
-            **self._binding,
-            "output": self.path.name,
-            "created": old.get("created") or _now(),
-            "updated": _now(),
-            "prefjudge_version": __version__,
-            "records": len(self._records),
-        }
-        _atomic_write(where, dumps_json(binding, indent=2) + "\n")
+        write_binding(self.path, self._binding, records=len(self._records), created=created,
+                      version=__version__)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -607,7 +451,7 @@ class Journal(Generic[M]):
         kept = [item for key, item in self._held().items() if key not in drop]
         text = "".join(record_line(item) + "\n" for item in kept)
         try:
-            _atomic_write(self.path, text)
+            atomic_write(self.path, text)
         except OSError as exc:
             raise self._write_failed(exc) from exc
         self._records = {self.key(item): item for item in kept}
@@ -708,65 +552,6 @@ def _holds_records(path: Path) -> bool:
     return bool(path.read_bytes().strip())
 
 
-def _read_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-
-
-def content_digest(path: str | os.PathLike[str]) -> str:
-    """A short SHA-256 of a file, or of every file under a folder (names and contents).
-
-    Used to bind outputs to the prompt templates and rubrics that shaped them.
-
-    Args:
-        path: A file or a folder.
-
-    Returns:
-        16 hex digits.
-    """
-    root = Path(path)
-    digest = hashlib.sha256()
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    for file in files:
-        digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
-        digest.update(b"\0")
-        digest.update(file.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()[:16]
-
-
-def model_settings(backend: Any, sampling: Any) -> dict[str, Any]:
-    """The settings a model stage's output depends on: who answers, and how it samples.
-
-    Args:
-        backend: A :class:`prefjudge.backends.Backend` (its ``identity()`` covers kind, model,
-            endpoint, weights and output options).
-        sampling: The stage's :class:`prefjudge.backends.Sampling`.
-
-    Returns:
-        ``{"model": identity, "sampling": ...}`` for a journal's settings.
-    """
-    return {"model": backend.identity(), "sampling": sampling.model_dump(mode="json")}
-
-
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Fail early when a file that a run writes at its end could not be written.
 
@@ -785,3 +570,28 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         raise JournalError(f"{path}: is a folder; a file name is needed")
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise JournalError(f"cannot write {path}: permission denied")
+
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "BINDING_SUFFIX",
+    "JOURNAL_FORMAT",
+    "JSON_LINE",
+    "LOCK_SUFFIX",
+    "OUTPUT_CHOICE_HINT",
+    "InputPaths",
+    "Journal",
+    "JournalError",
+    "binding_path",
+    "check_binding",
+    "check_writable",
+    "content_digest",
+    "file_fingerprint",
+    "lock_path",
+    "model_settings",
+    "open_journal",
+    "output_choice",
+    "read_binding",
+    "record_line",
+    "write_binding",
+]

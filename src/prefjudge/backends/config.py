@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from prefjudge.backends.defaults import BACKEND_DEFAULTS, CONFIG_NAME
 from prefjudge.backends.registry import BACKEND_KINDS, literal_choices
 
 if sys.version_info >= (3, 11):
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 BackendKind = Literal[tuple(BACKEND_KINDS)]  # type: ignore[valid-type]
 """The built-in kinds' names (a snapshot of :data:`BACKEND_KINDS` when this module is
 imported; the configuration accepts every kind registered by the time it is checked)."""
-CONFIG_NAME = "prefjudge.toml"
 PATH_FIELDS = ("cache", "checkpoint_dir")
 
 
@@ -97,27 +97,27 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = "openai"
+    kind: str = BACKEND_DEFAULTS["kind"]
     model: str | None = None
     base_url: str | list[str] | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str = BACKEND_DEFAULTS["api_key_env"]
     model_id: str | None = None
     endpoint_id: str | None = None
-    max_concurrency: int = Field(default=8, ge=1)
-    timeout: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    max_failure_streak: int = Field(default=20, ge=0)
-    max_output_retries: int = Field(default=2, ge=0)
+    max_concurrency: int = Field(default=BACKEND_DEFAULTS["max_concurrency"], ge=1)
+    timeout: float = Field(default=BACKEND_DEFAULTS["timeout"], gt=0)
+    max_retries: int = Field(default=BACKEND_DEFAULTS["max_retries"], ge=0)
+    max_failure_streak: int = Field(default=BACKEND_DEFAULTS["max_failure_streak"], ge=0)
+    max_output_retries: int = Field(default=BACKEND_DEFAULTS["max_output_retries"], ge=0)
     strict_schema: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)
     engine_args: dict[str, Any] = Field(default_factory=dict)
     checkpoint_dir: str | None = None
     cache: str | None = None
     no_cache: bool = False
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=BACKEND_DEFAULTS["temperature"], ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=1024, ge=1)
-    seed: int | None = None
+    max_tokens: int = Field(default=BACKEND_DEFAULTS["max_tokens"], ge=1)
+    seed: int | None = BACKEND_DEFAULTS["seed"]
 
     @field_validator("kind", mode="plain")
     @classmethod

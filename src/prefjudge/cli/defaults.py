@@ -7,32 +7,21 @@ copies, and ``tests/cli/test_help_imports.py`` holds every copy equal to its sou
 change there fails a test instead of showing a stale default.
 
 When a stage publishes its names and defaults from a light module of its own (a registry's
-names, a ``defaults`` module without pydantic), the copy here becomes a re-export.
+names, a ``defaults`` module without pydantic), the copy here becomes a re-export: the
+backend kinds (:mod:`prefjudge.backends.registry`, a live view of the registry), the
+backend configuration's defaults and file name (:mod:`prefjudge.backends.defaults`) and
+the tie policies (:mod:`prefjudge.ranking.ties`) are such re-exports.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-BACKEND_KINDS: tuple[str, ...] = ("openai", "vllm", "embedded")
-"""``prefjudge.backends.config.BackendKind``, in its order."""
-
-BACKEND_DEFAULTS: dict[str, Any] = {
-    "kind": "openai",
-    "api_key_env": "OPENAI_API_KEY",
-    "max_concurrency": 8,
-    "timeout": 120.0,
-    "max_retries": 6,
-    "max_failure_streak": 20,
-    "max_output_retries": 2,
-    "temperature": 0.0,
-    "max_tokens": 1024,
-    "seed": None,
-}
-"""The defaults of ``prefjudge.backends.config.BackendConfig``'s fields the flags set."""
-
-CONFIG_NAME = "prefjudge.toml"
-"""``prefjudge.backends.config.CONFIG_NAME``."""
+from prefjudge.backends.defaults import BACKEND_DEFAULTS as BACKEND_DEFAULTS
+from prefjudge.backends.defaults import CONFIG_NAME as CONFIG_NAME
+from prefjudge.backends.registry import BACKEND_KINDS as BACKEND_KINDS
+from prefjudge.ranking.ties import DEFAULT_TIES as DEFAULT_TIES
+from prefjudge.ranking.ties import TIE_POLICIES as TIE_POLICIES
 
 JUDGE_METHODS: tuple[str, ...] = ("criteralign", "evidence", "hybrid", "monolithic", "pointwise")
 """``sorted(prefjudge.judge.METHODS)``."""
@@ -93,9 +82,6 @@ INSTRUCTION_CATEGORIES: tuple[str, ...] = (
     "style", "logic", "documentation", "error_handling", "library"
 )
 """``prefjudge.scoring.taxonomy.CATEGORIES``."""
-
-TIE_POLICIES: tuple[str, ...] = ("half", "drop", "davidson")
-"""``prefjudge.ranking.bradley_terry.TIE_POLICIES``."""
 
 RATING_BASE = 1000.0
 """``prefjudge.ranking.bradley_terry.DEFAULT_BASE``."""

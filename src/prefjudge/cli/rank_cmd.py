@@ -14,6 +14,7 @@ import click
 from prefjudge.cli import main
 from prefjudge.cli.defaults import (
     ANCHOR_FORMULA,
+    DEFAULT_TIES,
     ELO_FORMULA,
     RATING_BASE,
     STYLE_CONTROLS,
@@ -108,7 +109,7 @@ def _print_style(console: Console, table: TextTable) -> None:
 @click.option("--plot", "plot_path",
               type=OutputFile(why="a PNG picture is not written to stdout; name a file"),
               help="Forest plot of ratings with their intervals (PNG).")
-@click.option("--ties", type=click.Choice(TIE_POLICIES), default="half", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_POLICIES), default=DEFAULT_TIES, show_default=True,
               help="half: a tie is half a win each way; drop: ignore ties; davidson: "
                    "Davidson's tie model (fits a tie strength ν).")
 @click.option("--alpha", type=float, default=0.0, show_default=True,

@@ -131,9 +131,7 @@ def score_command(
     cluster that can sandbox (probed first); the records are the same as a local run's,
     plus meta.node (where each was scored), written as shards finish.
     """
-    from prefjudge.cli.reporter import ConsoleReporter
-    from prefjudge.scoring.export import ExportError
-    from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, score_file
+    from prefjudge.scoring.run import ScoreSettings, ScoreUsageError, early_verifier, score_file
 
     settings = ScoreSettings(
         generations=generations, output=output, tasks=task_files, split=split, subset=subset,
@@ -145,16 +143,25 @@ def score_command(
                               max_in_flight),
         force_new=force_new, stdin=is_stdin(generations), exports=exports,
     )
+    # Before anything heavy is imported: the process's start-up overlaps all of it.
+    verifier = early_verifier(settings)
     try:
-        score_file(settings, ConsoleReporter())
-    except ScoreUsageError as exc:
-        if exc.param_hint:
+        from prefjudge.cli.reporter import ConsoleReporter
+        from prefjudge.scoring.export import ExportError
+
+        try:
+            score_file(settings, ConsoleReporter(), verifier=verifier)
+        except ScoreUsageError as exc:
+            if exc.param_hint:
+                raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
+            raise click.UsageError(str(exc)) from exc
+        except ExportError as exc:
             raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
-        raise click.UsageError(str(exc)) from exc
-    except ExportError as exc:
-        raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
-    except StageError as exc:
-        raise click.ClickException(str(exc)) from exc
+        except StageError as exc:
+            raise click.ClickException(str(exc)) from exc
+    finally:
+        if verifier is not None:  # score_file closed it, unless it never began
+            verifier.close()
 
 
 def _export_targets(values: tuple[str, ...]) -> tuple[ExportTarget, ...]:

@@ -3,7 +3,10 @@
 - :mod:`~prefjudge.experiment.config`: the experiment file, checked (file, line, key);
 - :mod:`~prefjudge.experiment.plan`: its stages (augment → generate → score → judge →
   rank → correlate → report → leaderboard), each a stage's use case with typed settings
-  writing into one results folder, with the model requests each makes;
+  writing into one results folder, with the model requests each makes; the records it
+  lays out are in :mod:`~prefjudge.experiment.plan_stage`, a stage's backend in
+  :mod:`~prefjudge.experiment.stage_backend`, and the judge and persona stages in
+  :mod:`~prefjudge.experiment.judge_plan` and :mod:`~prefjudge.experiment.persona_plan`;
 - :mod:`~prefjudge.experiment.runner`: calls them in order, resumably, opening each
   distinct model backend once, and writes the manifest;
 - :mod:`~prefjudge.experiment.stages`: runs one stage through its use case and keeps

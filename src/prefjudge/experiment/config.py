@@ -23,7 +23,9 @@ A minimal file::
     backend = "embedded"
 
 Every table and key is checked: an unknown or mistyped key is an error that names the
-file, the line (when it can be found) and the key.
+file, the line (when it can be found) and the key. A name that picks an extension (a
+judging method, a backend kind, a protocol, a tie policy) is checked against its registry
+when the file is read (:func:`registered`), so a name registered by a plug-in is accepted.
 """
 
 from __future__ import annotations
@@ -31,26 +33,31 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    PlainValidator,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from prefjudge.backends.config import tomllib
+from prefjudge.backends.registry import BACKEND_KINDS, literal_choices
 from prefjudge.io import InputError, InputIssue
 from prefjudge.judge.facts.judge import parse_criterion
-from prefjudge.judge.settings import ModelMethodName
+from prefjudge.judge.methods import METHOD_NAMES, MODEL_METHODS
 from prefjudge.paths import check_path_name
-from prefjudge.records import JudgeMethodName
+from prefjudge.ranking.ties import DEFAULT_TIES, TIE_POLICIES
 from prefjudge.scoring.sources import hub_source_repo
+from prefjudge.testbed.protocol_prompts import PROTOCOLS
 
 PlainName = Annotated[str, AfterValidator(check_path_name)]
 """A name that becomes a file or folder name: checked by :func:`prefjudge.paths.check_path_name`.
@@ -58,6 +65,42 @@ PlainName = Annotated[str, AfterValidator(check_path_name)]
 The experiment's name (its results folder), every model's name (its files) and every
 persona's name (its folder, and the built-in persona it names) are such names.
 """
+
+
+def registered(names: Sequence[str]) -> Any:
+    """A ``str`` field type that accepts the names in ``names``, read when a file is checked.
+
+    ``names`` is a registry's live view (or a fixed tuple); a wrong name is worded as
+    pydantic words a ``Literal`` of the names (``Input should be 'a', 'b' or 'c'``), so
+    every valid name is listed.
+
+    Args:
+        names: The valid names, in the order the message lists them.
+
+    Returns:
+        An ``Annotated[str, ...]`` type for a pydantic field.
+    """
+
+    def check(value: Any) -> str:
+        if isinstance(value, str) and value in names:
+            return value
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": literal_choices(names)}
+        )
+
+    return Annotated[str, PlainValidator(check)]
+
+
+MethodName = registered(METHOD_NAMES)
+"""A registered judging method (:data:`prefjudge.judge.methods.METHOD_NAMES`)."""
+FallbackName = registered(MODEL_METHODS)
+"""A method that only asks a judge model (:data:`prefjudge.judge.methods.MODEL_METHODS`)."""
+BackendKindName = registered(BACKEND_KINDS)
+"""A registered backend kind (:data:`prefjudge.backends.registry.BACKEND_KINDS`)."""
+ProtocolChoice = registered(PROTOCOLS)
+"""A generation protocol (:data:`prefjudge.testbed.protocol_prompts.PROTOCOLS`)."""
+TiePolicyName = registered(TIE_POLICIES)
+"""A tie policy (:data:`prefjudge.ranking.ties.TIE_POLICIES`)."""
 
 
 class _Strict(BaseModel):
@@ -97,7 +140,7 @@ class BenchmarkSpec(_Strict):
 class GenerateSpec(_Strict):
     """``[generate]``: protocols, the k values, samples and the reply length."""
 
-    protocols: list[Literal["single", "multi"]] = ["single"]
+    protocols: list[ProtocolChoice] = ["single"]
     ks: str = "0..3"
     samples: int = Field(default=1, ge=1)
     max_tokens: int = Field(default=512, ge=1)
@@ -125,7 +168,7 @@ class BackendSpec(_Strict):
     calls in a row may fail before the stage stops.
     """
 
-    backend: Literal["openai", "vllm", "embedded"] = "openai"
+    backend: BackendKindName = "openai"
     model: str | None = None
     base_url: str | list[str] | None = None
     api_key_env: str | None = None
@@ -193,11 +236,11 @@ class JudgeSpec(BackendSpec):
     pair.
     """
 
-    method: JudgeMethodName = "criteralign"
+    method: MethodName = "criteralign"
     max_tokens: int | None = Field(default=None, ge=1)
     guidance: str | None = None
     criterion: str | None = None
-    fallback: ModelMethodName = "criteralign"
+    fallback: FallbackName = "criteralign"
     pairs: int | Literal["all"] = "all"
     strategy: Literal["all", "suggest"] = "all"
     budget: int | None = Field(default=None, ge=1)
@@ -252,7 +295,7 @@ class PersonaSpec(BackendSpec):
 class RankSpec(_Strict):
     """``[rank]``: the Bradley–Terry options and the IF/Func composite weight."""
 
-    ties: Literal["half", "drop", "davidson"] = "half"
+    ties: TiePolicyName = DEFAULT_TIES
     alpha: float = Field(default=0.0, ge=0.0)
     bootstrap: int = Field(default=1000, ge=10)
     composite_alpha: float = Field(default=0.5, ge=0.0, le=1.0)

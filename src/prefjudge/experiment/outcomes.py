@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 
 
 def score_summary(outcome: ScoreOutcome) -> dict[str, Any]:
-    """A score stage's summary row (``models[0]`` of the summary it wrote).
+    """A score stage's summary row (``models[0]`` of the summary it wrote; empty: none).
 
-    The one place the score stage's summary is taken from its outcome: ``ScoreOutcome``
-    names the summary it wrote but does not hold it yet, so it is read here once, right
-    after the stage wrote it (when ``ScoreOutcome`` carries the summary document, this
-    becomes ``outcome.summary["models"][0]``).
+    The one place the score stage's summary is taken from its outcome, which carries the
+    summary document as its file holds it (``ScoreOutcome.summary``): the file is not read
+    back.
     """
-    return leaderboard.read_summary(outcome.output)
+    models = outcome.summary.get("models") or []
+    return dict(models[0]) if models else {}
 
 
 def rank_ratings(settings: RankSettings, outcome: RankOutcome) -> dict[str, dict[str, Any]]:

@@ -6,6 +6,8 @@ What a method needs (a model, the pairs' tests) and what its model calls cost is
 :func:`method_traits`, read from the method class's attributes. Each method registers
 itself by name (:mod:`.methods`: ``@judge_method("name")``); every list of method names
 (``--method``, ``--fallback``, the templates each renders) is read from that registry.
+``evidence`` and ``hybrid`` register their names and traits only: their classes
+(:mod:`.evidence_methods`) are imported when one of them judges.
 
 * :mod:`.criteralign`, :mod:`.baselines` — the model-based methods; :mod:`.common` their
   shared settings, prompt assembly and cost ledger; :mod:`.facts` — the ``evidence`` and
@@ -25,13 +27,13 @@ itself by name (:mod:`.methods`: ``@judge_method("name")``); every list of metho
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from prefjudge.backends import Backend
 from prefjudge.features import TokenCounter, response_features, tokenizer_for
 from prefjudge.judge.baselines import Monolithic, Pointwise
 from prefjudge.judge.common import JudgeSettings, Ledger, OnResult
 from prefjudge.judge.criteralign import CriterAlign
-from prefjudge.judge.facts.judge import EvidenceJudge, HybridJudge
 from prefjudge.judge.methods import (
     METHOD_NAMES,
     METHODS,
@@ -40,44 +42,31 @@ from prefjudge.judge.methods import (
     MethodTraits,
     judge_method,
     method_traits,
+    register_lazy_method,
     register_method,
     unregister_method,
 )
 from prefjudge.records import Pair, Verdict
 
-
-@judge_method("evidence")
-class Evidence(EvidenceJudge):
-    """``evidence``: facts decide every pair; no model is asked (:class:`EvidenceJudge`).
-
-    Its traits are declared here rather than in :mod:`.facts`, whose source digest every
-    evidence verdict journal binds (``deciders.rules``): a file judged before stays
-    resumable.
-    """
-
-    needs_model = False
-    needs_tests = True
+# evidence and hybrid: names and traits now, their classes (and with them the sandbox and
+# the verifier) imported when METHODS is first asked for one (.evidence_methods)
+register_lazy_method("evidence", "prefjudge.judge.evidence_methods:Evidence",
+                     needs_model=False, needs_tests=True)
+register_lazy_method("hybrid", "prefjudge.judge.evidence_methods:Hybrid",
+                     needs_model=True, needs_tests=True, uses_fallback=True, calls_bound="≤")
 
 
-@judge_method("hybrid")
-class Hybrid(HybridJudge):
-    """``hybrid``: facts first, the fallback method's model for the rest (:class:`HybridJudge`).
-
-    Its model calls are the fallback's, made only for the pairs the evidence leaves
-    undecided (at most as many as the fallback alone would make, pair for pair).
-    """
-
-    needs_model = True
-    needs_tests = True
-    uses_fallback = True
-    calls_bound = "≤"
+def __getattr__(name: str) -> Any:
+    """``Evidence`` and ``Hybrid``: the registered classes, imported at first use."""
+    if name in ("Evidence", "Hybrid"):
+        return METHODS[name.lower()]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-Hybrid.fallback_methods = MODEL_METHOD_CLASSES  # a live view: every model-only method
-
-__all__ = ["METHODS", "METHOD_NAMES", "MODEL_METHODS", "CriterAlign", "Evidence", "Hybrid",
-           "JudgeSettings", "MethodTraits", "Monolithic", "Pointwise", "judge_method",
-           "judge_pairs", "method_traits", "register_method", "unregister_method"]
+__all__ = ["METHODS", "METHOD_NAMES", "MODEL_METHODS", "MODEL_METHOD_CLASSES", "CriterAlign",
+           "Evidence", "Hybrid", "JudgeSettings", "MethodTraits", "Monolithic", "Pointwise",
+           "judge_method", "judge_pairs", "method_traits", "register_lazy_method",
+           "register_method", "unregister_method"]
 
 
 def judge_pairs(

@@ -3,7 +3,11 @@
 A judging method is a :class:`~prefjudge.judge.common.JudgeMethod` subclass that
 registers itself under its name (:func:`judge_method` as a class decorator, or
 :func:`register_method`); what it needs and costs are its class attributes, read by
-:func:`method_traits`. Everything that lists methods reads them from here:
+:func:`method_traits`. A method whose module is costly to import (``evidence`` and ``hybrid``
+pull the sandbox and the verifier) registers its name and traits alone
+(:func:`register_lazy_method`): its class is imported when :data:`METHODS` is first asked
+for it, so listing methods and reading their traits import nothing of it. Everything that
+lists methods reads them from here:
 :data:`METHODS` (the ``--method`` choices, :func:`prefjudge.judge.judge_pairs`),
 :data:`MODEL_METHODS` (``--fallback``, what ``hybrid`` may fall back on) and
 :data:`~prefjudge.judge.prompts.METHOD_STAGES` (each method's ``template_stages``).
@@ -13,6 +17,7 @@ This module imports nothing but the standard library and the registries' shared 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -48,7 +53,75 @@ class MethodTraits:
     calls_bound: CallsBound
 
 
-METHODS: dict[str, type[Any]] = {}
+TRAITS = ("needs_model", "needs_tests", "uses_fallback", "calls_per_pair", "calls_bound",
+          "template_stages")
+"""The class attributes a method's traits are read from (those of ``JudgeMethod``)."""
+
+
+@dataclass(frozen=True)
+class LazyMethod:
+    """A method registered by name and traits; its class is imported at its first use.
+
+    The attributes mirror the trait class attributes of
+    :class:`~prefjudge.judge.common.JudgeMethod` (the same defaults), so every reader of
+    traits reads an entry as it reads a class; :meth:`load` checks that the class, once
+    imported, declares the same ones.
+
+    Attributes:
+        target: Where the class is: ``"package.module:ClassName"``.
+    """
+
+    target: str
+    needs_model: bool = True
+    needs_tests: bool = False
+    uses_fallback: bool = False
+    calls_per_pair: int = 0
+    calls_bound: CallsBound = ""
+    template_stages: tuple[str, ...] = ()
+
+    def load(self) -> type[Any]:
+        """Import the class and check its traits against the registered ones.
+
+        Returns:
+            The class.
+
+        Raises:
+            TypeError: When the class's traits differ from the registered ones.
+        """
+        module, _, attr = self.target.partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+        differ = [t for t in TRAITS if _as_tuple(getattr(cls, t)) != _as_tuple(getattr(self, t))]
+        if differ:
+            raise TypeError(f"{self.target}: traits {', '.join(differ)} differ from the "
+                            "ones it was registered with")
+        return cls
+
+
+def _as_tuple(value: Any) -> Any:
+    """A list as a tuple (template stages compare alike); any other value as it is."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+class MethodRegistry(dict[str, Any]):
+    """The registry: method classes (or :class:`LazyMethod` entries) by name.
+
+    ``METHODS[name]`` (and ``get``) always gives a class: a lazy entry is imported then and
+    replaced by its class. Iterating ``items()``/``values()`` gives the entries as they are
+    (a lazy one reads its traits like a class), so listing methods imports nothing.
+    """
+
+    def __getitem__(self, name: str) -> type[Any]:
+        entry = super().__getitem__(name)
+        if isinstance(entry, LazyMethod):
+            entry = entry.load()
+            super().__setitem__(name, entry)
+        return entry
+
+    def get(self, name: str, default: Any = None) -> Any:  # noqa: D102 - dict.get, resolved
+        return self[name] if name in self else default
+
+
+METHODS: MethodRegistry = MethodRegistry()
 """The registered methods' classes by name, in registration order (the registry itself)."""
 
 
@@ -84,6 +157,26 @@ def judge_method(name: str) -> Callable[[C], C]:
     return register
 
 
+def register_lazy_method(name: str, target: str, **traits: Any) -> LazyMethod:
+    """Register a method by name and traits; its class is imported when first used.
+
+    Args:
+        name: The method's name.
+        target: Where its class is: ``"package.module:ClassName"``.
+        **traits: Its trait class attributes (:data:`TRAITS`; the others take
+            :class:`LazyMethod`'s defaults, those of ``JudgeMethod``).
+
+    Returns:
+        The entry.
+
+    Raises:
+        ValueError: When the name is empty or taken.
+    """
+    entry = LazyMethod(target, **traits)
+    register_method(name, entry)  # type: ignore[arg-type]
+    return entry
+
+
 def unregister_method(name: str) -> None:
     """Remove a method (for tests that register their own); unknown names are ignored."""
     METHODS.pop(name, None)
@@ -95,7 +188,7 @@ def is_model_method(cls: type[Any]) -> bool:
 
 
 def _model_methods() -> dict[str, type[Any]]:
-    return {name: cls for name, cls in METHODS.items() if is_model_method(cls)}
+    return {name: METHODS[name] for name, entry in METHODS.items() if is_model_method(entry)}
 
 
 MODEL_METHOD_CLASSES: Mapping[str, type[Any]] = LiveMapping(_model_methods)
@@ -134,7 +227,7 @@ def method_traits(method: str, fallback: str = "criteralign") -> MethodTraits:
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {sorted(METHODS)}")
-    cls = METHODS[method]
+    cls = dict.__getitem__(METHODS, method)  # a lazy entry reads as its class: not imported
     if cls.uses_fallback:
         if fallback not in MODEL_METHODS:
             raise ValueError(f"{method}: the fallback must be a model-based method "

@@ -18,19 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from prefjudge.backends import Sampling
 from prefjudge.io import InputError
 from prefjudge.journal import file_fingerprint
 from prefjudge.judge import JudgeSettings, method_traits
-from prefjudge.judge.facts.judge import (
-    CriterionError,
-    EvidenceSettings,
-    evidence_profile,
-    parse_criterion,
-)
-from prefjudge.judge.facts.versions import decider_versions
 from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.records import JudgeMethodName, Task
@@ -39,10 +32,14 @@ from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
 from prefjudge.scoring.sources import SourceError, UnknownSourceError
 from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
 
-ModelMethodName = Literal["criteralign", "monolithic", "pointwise"]
-"""A method that only asks a judge model: what ``hybrid`` may fall back on."""
-PairFormatName = Literal["auto", "prefjudge", "codeprefbench", "copilot_arena", "bigcodereward"]
-"""A pair file's format (``auto``: told from its content)."""
+ModelMethodName = str
+"""A method that only asks a judge model: what ``hybrid`` may fall back on. A name of the
+registry's :data:`~prefjudge.judge.methods.MODEL_METHODS`, checked against it by
+:func:`~prefjudge.judge.methods.method_traits` (``--fallback`` offers its names)."""
+PairFormatName = str
+"""A pair file's format: ``auto`` (told from its content) or a name of the registry's
+:data:`~prefjudge.judge.pairs.formats.registry.PAIR_FORMATS`, checked against it when the
+pairs are read (``--pairs-format`` offers its names)."""
 
 JUDGE_SAMPLING: dict[str, Any] = {"max_tokens": 2048, "seed": 0}
 """Sampling defaults of the judging stages (the user's settings override them)."""
@@ -176,6 +173,9 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
             check_templates(METHOD_STAGES[traits.model_method], templates)
         except TemplateError as exc:
             raise StageError(str(exc)) from exc
+    # the facts code (sandbox, verifier) is imported only when settings are made
+    from prefjudge.judge.facts.judge import CriterionError, EvidenceSettings, parse_criterion
+
     if options.criterion:
         try:
             parse_criterion(options.criterion)
@@ -256,6 +256,9 @@ def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[st
     traits = method_traits(settings.method, settings.fallback)
     if not traits.needs_tests:
         return {}
+    from prefjudge.judge.facts.judge import evidence_profile
+    from prefjudge.judge.facts.versions import decider_versions
+
     return {
         "criterion": settings.criterion,
         "fallback": settings.fallback if traits.model_method is not None else None,

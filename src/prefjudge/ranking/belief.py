@@ -19,6 +19,7 @@ import pandas as pd
 from scipy.special import expit
 
 from prefjudge.ranking import bradley_terry as bt
+from prefjudge.ranking.ties import counts_ties
 
 Uncertainty = Literal["laplace", "bootstrap"]
 
@@ -123,7 +124,7 @@ def point_fit(counts: bt.PairCounts, ties: bt.TiePolicy = "half", alpha: float =
 def _pair_weights(counts: bt.PairCounts, ties: bt.TiePolicy) -> np.ndarray:
     """Summed battle weight per pair that informs the gap (ties left out under ``drop``)."""
     w = counts.weights
-    return w.sum(axis=1) if ties != "drop" else w[:, bt.FIRST_WINS] + w[:, bt.SECOND_WINS]
+    return w.sum(axis=1) if counts_ties(ties) else w[:, bt.FIRST_WINS] + w[:, bt.SECOND_WINS]
 
 
 def laplace_belief(counts: bt.PairCounts, theta: np.ndarray, *, ties: bt.TiePolicy = "half",

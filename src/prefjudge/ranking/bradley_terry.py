@@ -83,13 +83,12 @@ from prefjudge.ranking.pair_counts import (
     FIRST_WINS,
     SECOND_WINS,
     TIE,
-    TIE_POLICIES,
     PairCounts,
     Scale,
-    TiePolicy,
     aggregate,
     winner_codes,
 )
+from prefjudge.ranking.ties import TIE_POLICIES, TiePolicy
 from prefjudge.stats import percentile_bands
 
 __all__ = [

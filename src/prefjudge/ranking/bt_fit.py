@@ -20,11 +20,11 @@ from prefjudge.ranking.pair_counts import (
     FIRST_WINS,
     SECOND_WINS,
     TIE,
-    TIE_POLICIES,
     PairCounts,
     TiePolicy,
     _scatter,
 )
+from prefjudge.ranking.ties import check_ties
 
 #: Regularisation used for bootstrap resamples that have no finite maximum-likelihood fit.
 FALLBACK_ALPHA = 0.01
@@ -69,8 +69,7 @@ def fit_strengths(
         ValueError: On an unknown tie policy.
         RankError: When the optimiser fails (typically: no finite MLE and alpha = 0).
     """
-    if ties not in TIE_POLICIES:
-        raise ValueError(f"unknown tie policy {ties!r}; expected one of {TIE_POLICIES}")
+    check_ties(ties)
     if ties == "davidson":
         return _fit_davidson(counts, alpha, initial, tol=max(tol, 1e-10))
     start = None if initial is None else initial.theta

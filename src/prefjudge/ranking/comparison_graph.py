@@ -16,6 +16,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from prefjudge.ranking.pair_counts import FIRST_WINS, SECOND_WINS, TIE, PairCounts, TiePolicy
+from prefjudge.ranking.ties import counts_ties
 
 REGULARISE = ("regularise the fit with --alpha > 0 (e.g. --alpha 0.01; in an experiment, "
               "alpha in its [rank] table)")
@@ -78,7 +79,7 @@ def _preview(models: Sequence[str], limit: int = 6) -> str:
 def _edge_mask(counts: PairCounts, ties: TiePolicy) -> tuple[np.ndarray, np.ndarray]:
     """Whether first beat second / second beat first in each pair (ties: both, unless drop)."""
     w = counts.weights
-    tie = w[:, TIE] > 0 if ties != "drop" else np.zeros(len(w), dtype=bool)
+    tie = w[:, TIE] > 0 if counts_ties(ties) else np.zeros(len(w), dtype=bool)
     return (w[:, FIRST_WINS] > 0) | tie, (w[:, SECOND_WINS] > 0) | tie
 
 

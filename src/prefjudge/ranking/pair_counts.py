@@ -13,13 +13,21 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-TiePolicy = Literal["half", "drop", "davidson"]
+from prefjudge.ranking.ties import TIE_POLICIES, TiePolicy, tie_share
 
+__all__ = [
+    "FIRST_WINS",
+    "SECOND_WINS",
+    "TIE",
+    "TIE_POLICIES",
+    "PairCounts",
+    "Scale",
+    "TiePolicy",
+    "aggregate",
+    "winner_codes",
+]
 
 Scale = Literal["elo", "bt"]
-
-
-TIE_POLICIES: tuple[str, ...] = ("half", "drop", "davidson")
 
 
 FIRST_WINS, SECOND_WINS, TIE = 0, 1, 2
@@ -100,7 +108,7 @@ class PairCounts:
             An ``(n, n)`` float matrix.
         """
         n = self.n_models
-        share = 0.5 if ties == "half" else 0.0
+        share = tie_share(ties)
         matrix = np.zeros((n, n))
         matrix[self.first, self.second] = self.weights[:, FIRST_WINS] + share * self.weights[:, TIE]
         matrix[self.second, self.first] = (

@@ -1,34 +1,21 @@
 """Telling and reading ``prefjudge score`` records: the input of ``prefjudge correlate --scores``.
 
-:func:`is_scored_record` is the one rule of what a scored record is (it has a scored
-field); it imports no numeric library, so light readers (``prefjudge view``) use it too.
+:func:`prefjudge.records.is_scored_record` (in records, so ``prefjudge view`` uses it too) is
+the one rule of what a scored record is (it has a scored field); this module reads them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from prefjudge.io import InputError, InputIssue
 from prefjudge.ranking.table_rows import Row, _format, _iter_jsonl
-from prefjudge.records import normalize_model_name
 
-SCORED_FIELDS = frozenset({"instruction_results", "func", "if_instruction", "if_task"})
-"""Fields only a ``prefjudge score`` record has (a generation record has none of them)."""
-
-
-def is_scored_record(record: Mapping[str, Any]) -> bool:
-    """Whether a record is a ``prefjudge score`` record: it has one of :data:`SCORED_FIELDS`.
-
-    Args:
-        record: One JSON object as read.
-
-    Returns:
-        True when any scored field is present (even null).
-    """
-    return not SCORED_FIELDS.isdisjoint(record.keys())
+# SCORED_FIELDS and is_scored_record are re-exported: the rule lives in records.
+from prefjudge.records import SCORED_FIELDS as SCORED_FIELDS
+from prefjudge.records import is_scored_record, normalize_model_name
 
 
 def is_scored_records(path: str | os.PathLike[str]) -> bool:

@@ -30,19 +30,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
-from itertools import zip_longest
 from typing import Any
 
 from prefjudge.records import FuncResult, SetResult, Task
 from prefjudge.sandbox.adapters import evalplus_dataset, interpret
 from prefjudge.sandbox.child import _pj_plain as plain
+from prefjudge.sandbox.evalplus_oracles import ORACLES, check_output  # tests patch it here
+from prefjudge.sandbox.evalplus_oracles import is_floats as is_floats  # re-exported
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.process import RunOutcome
+from prefjudge.sandbox.stdio_outputs import outputs_equal  # patched here by tests
 
 MIN_TIME_LIMIT_S = 1.0
 TIME_LIMIT_FACTOR = 4.0
@@ -90,8 +90,6 @@ def read_lines(text: str | None) -> list[Any]:
 
 # --- LiveCodeBench: stdin/stdout -----------------------------------------------------------
 
-_SPACE = re.compile(r"\s")  # what str.split() splits at: str.isspace
-TOKEN_CHUNK = 1 << 16  # characters of a line split at a time
 _STDIO_RECORD_HEAD = re.compile(r'\{"i": (\d{1,9}), "stdout": (?=")')
 STDIO_LINE_SMALL = 64 << 10  # a longer line is read only in the form the harness writes
 
@@ -109,70 +107,6 @@ def stdio_record(raw: str) -> Any:
         return None
     stdout = parse_line(raw[head.end():-1])
     return {"i": int(head.group(1)), "stdout": stdout} if isinstance(stdout, str) else None
-
-
-def _stripped_lines(text: str) -> Iterator[str]:
-    r"""LiveCodeBench's ``[line.strip() for line in text.strip().split("\n")]``, lazily."""
-    stripped = text.strip()
-    start = 0
-    while True:
-        end = stripped.find("\n", start)
-        if end < 0:
-            yield stripped[start:].strip()
-            return
-        yield stripped[start:end].strip()
-        start = end + 1
-
-
-def _number(token: str) -> Decimal | None:
-    """The token as a decimal number; None if it is not one, or is a NaN (equal to none)."""
-    try:
-        number = Decimal(token)
-    except (InvalidOperation, ValueError):
-        return None
-    return None if number.is_nan() else number  # a signalling NaN would raise when compared
-
-
-def _tokens(line: str) -> Iterator[str]:
-    """``line.split()``, a chunk of the line at a time (a token is never cut)."""
-    start, size = 0, len(line)
-    while start < size:
-        end = start + TOKEN_CHUNK
-        if end < size:
-            space = _SPACE.search(line, end)
-            end = size if space is None else space.start()
-        yield from line[start:end].split()
-        start = end
-
-
-def _same_numbers(a: str, b: str) -> bool:
-    """Whether two lines are the same sequence of decimal numbers, token by token."""
-    for x, y in zip_longest(_tokens(a), _tokens(b)):
-        if x is None or y is None:
-            return False
-        first = _number(x)
-        if first is None:
-            return False
-        if x != y:  # the same text is the same number: read once
-            second = _number(y)
-            if second is None or first != second:
-                return False
-    return True
-
-
-def outputs_equal(got: str, expected: str) -> bool:
-    """Whether two program outputs match, line by line (LiveCodeBench's rule).
-
-    Lines are stripped and compared as text, or else as sequences of decimal numbers
-    (a NaN, quiet or signalling, equals nothing). Streamed: memory stays a small multiple
-    of the longest line, and the first difference ends the comparison.
-    """
-    for a, b in zip_longest(_stripped_lines(got), _stripped_lines(expected)):
-        if a is None or b is None:
-            return False
-        if a != b and not _same_numbers(a, b):
-            return False
-    return True
 
 
 def _stdio_mismatch(task: Task, lines: Iterator[str]) -> tuple[int, str | None]:
@@ -317,105 +251,6 @@ def _digest(line: dict[str, Any]) -> str:
         except plain.NotPlainData:  # a NaN: equal to nothing
             return "nan:" + hashlib.sha256(json.dumps(line["v"]).encode()).hexdigest()
     return str(line["d"])
-
-
-def _poly(xs: list, x: float) -> float:
-    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
-
-
-def _surface_area(base_edge: float, height: float) -> int:
-    slant_height = math.sqrt((base_edge / 2) ** 2 + height**2)
-    return round(base_edge**2 + 4 * (base_edge * slant_height) / 2)
-
-
-def _digit_distance_nums(num1: int, num2: int) -> int:
-    a, b = str(num1), str(num2)
-    width = max(len(a), len(b))
-    return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width), strict=True))
-
-
-MBPP_OUTPUT_NOT_NONE = {"check_str", "text_match_three", "text_starta_endb"}
-MBPP_OUTPUT_SET_EQ = {
-    "similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
-    "larg_nnum", "intersection_array", "find_dissimilar", "Diff",
-}
-MBPP_ORACLES = frozenset({"are_equivalent", "sum_div", "surface_Area", "digit_distance_nums",
-                          *MBPP_OUTPUT_SET_EQ, *MBPP_OUTPUT_NOT_NONE})
-"""The MBPP+ functions whose outputs :func:`_special_match` checks with an oracle."""
-ORACLES = frozenset({("humaneval", "find_zero"), *(("mbpp", name) for name in MBPP_ORACLES)})
-"""The tasks whose outputs EvalPlus checks with an oracle of its own, not by ``==``."""
-
-
-def _special_match(
-    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, exact: Any, atol: float
-) -> Any:
-    if dataset != "mbpp" or entry_point not in MBPP_ORACLES:
-        return exact
-    if entry_point == "are_equivalent":
-        return True
-    if entry_point == "sum_div":
-        return exact or out == 0
-    if entry_point == "surface_Area":
-        return exact or abs(out - _surface_area(*inp)) <= atol
-    if entry_point == "digit_distance_nums":
-        return exact or out == _digit_distance_nums(*inp)
-    if entry_point in MBPP_OUTPUT_SET_EQ:
-        return plain.same_members(out, exp)  # set(out) == set(exp), no set built
-    if entry_point in MBPP_OUTPUT_NOT_NONE:
-        return out == exp if isinstance(out, bool) else exp == (out is not None)
-    return exact
-
-
-def is_floats(value: Any) -> bool:
-    """Whether ``value`` is a float, or a non-empty list/tuple of floats."""
-    if isinstance(value, float):
-        return True
-    if isinstance(value, (list, tuple)) and value:
-        return all(isinstance(item, float) for item in value)
-    return False
-
-
-def check_output(
-    dataset: str, entry_point: str, inp: Any, out: Any, exp: Any, atol: float,
-    out_type: str, exp_type: str, exp_floats: bool,
-) -> float:
-    """Assert ``out`` matches ``exp`` as EvalPlus does; return the atol to carry on with.
-
-    Args:
-        dataset: ``humaneval`` or ``mbpp`` (which special oracles apply).
-        entry_point: The function's name (which special oracle).
-        inp: The input (some oracles recompute from it).
-        out: The candidate's output, as read back (``_pj_plain.load``).
-        exp: The reference's output, as read back.
-        atol: The absolute tolerance so far.
-        out_type: The candidate's original output type, as the harness named it
-            (``_pj_plain.type_name``: by identity with the built-in types).
-        exp_type: The reference's original output type.
-        exp_floats: Whether the reference's original output was made of floats.
-
-    Raises:
-        AssertionError: The outputs differ (EvalPlus's rule); TypeError, ValueError or
-            ArithmeticError may say so too, as they would in EvalPlus.
-    """
-    if dataset == "humaneval" and entry_point == "find_zero":
-        assert abs(_poly(*inp, out)) <= atol, "find_zero: not a root within atol"
-        return atol
-    exact = _special_match(dataset, entry_point, inp, out, exp, out == exp, atol)
-    if atol == 0 and exp_floats:
-        atol = 1e-6
-    if not exact and atol != 0:
-        import numpy as np
-
-        # EvalPlus: type(out) == type(exp). The names come from the harness, which the
-        # code shares a process with: the values read back must be of one type too.
-        assert out_type == exp_type, "output type differs"
-        assert plain.kind_of(out) is plain.kind_of(exp), "output type differs"
-        if isinstance(exp, (list, tuple)):
-            assert len(out) == len(exp), "output length differs"
-        assert np.allclose(out, exp, rtol=1e-07, atol=atol), "outputs differ beyond atol"
-    else:
-        assert exact, "outputs differ"
-    return atol
 
 
 

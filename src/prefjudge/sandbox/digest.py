@@ -16,7 +16,13 @@ def harness_digest() -> str:
     """
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    files = [*sorted((here / "child").glob("*.py")), here / "compare.py", here / "adapters.py"]
+    files = [
+        *sorted((here / "child").glob("*.py")),
+        here / "compare.py",
+        here / "stdio_outputs.py",
+        here / "evalplus_oracles.py",
+        here / "adapters.py",
+    ]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]

@@ -241,74 +241,120 @@ def ray_run_shards(
         RayEngineError: When every accepted node is gone, or a shard failed past its retries.
     """
     ray = import_ray()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
     settings = run.settings
     remote = ray.remote(
         num_cpus=settings.cpus_per_shard,
         memory=settings.memory_mb_per_shard * 1024 * 1024,
         max_retries=settings.max_retries,
     )(shard_function)
-    waiting: deque[int] = deque(range(len(shards)))
-    in_flight: dict[Any, tuple[int, NodeReport]] = {}
-    load: Counter[str] = Counter()
-    failures: Counter[int] = Counter()
-    nodes = {node.node_id: node for node in run.acceptance.accepted}
+    scheduler = _ShardScheduler(ray, run, shards, remote, sandboxed, on_event)
     last_refresh = time.monotonic()
-
-    def submit(index: int, node: NodeReport) -> None:
-        resources = {SANDBOX_RESOURCE: 1} if sandboxed[index] else {}
-        ref = remote.options(
-            resources=resources,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-        ).remote(shards[index], {"id": node.short_id, "host": node.host, "mode": node.mode})
-        in_flight[ref] = (index, node)
-        load[node.node_id] += 1
-
     try:
-        while waiting or in_flight:
-            limit = settings.max_in_flight or sum(
-                run.acceptance.capacity[node_id] + 1 for node_id in nodes)
-            while waiting and len(in_flight) < limit:
-                node = _least_loaded(nodes, run.acceptance.capacity, load)
-                if node is None:
-                    break
-                submit(waiting.popleft(), node)
-            if not in_flight:
-                raise RayEngineError(f"{len(waiting)} shard(s) left and no accepted node "
-                                     "alive to run them")
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=REFRESH_S)
+        while scheduler.waiting or scheduler.in_flight:
+            scheduler.fill()
+            ready, _ = ray.wait(list(scheduler.in_flight), num_returns=1, timeout=REFRESH_S)
             if time.monotonic() - last_refresh >= REFRESH_S:
                 last_refresh = time.monotonic()
-                _take_new_nodes(run, nodes, on_event)
+                _take_new_nodes(run, scheduler.nodes, on_event)
             for ref in ready:
-                index, node = in_flight.pop(ref)
-                load[node.node_id] -= 1
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:  # prefjudge's own code failed
-                    raise RayEngineError(f"shard {index} failed on {node.label()}: "
-                                         f"{exc}") from exc
-                except ray.exceptions.RayError as exc:  # node or worker lost
-                    failures[index] += 1
-                    gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError)
-                    # Unschedulable with hard affinity: the node is gone, even while the
-                    # cluster still lists it as alive.
-                    if isinstance(exc, gone) or not _alive(node.node_id):
-                        nodes.pop(node.node_id, None)
-                    if on_event:
-                        on_event(f"shard {index} lost on {node.label()} "
-                                 f"({type(exc).__name__}); scheduled again "
-                                 f"({failures[index]} of {settings.max_retries})")
-                    if failures[index] > settings.max_retries:
-                        raise RayEngineError(f"shard {index} was lost {failures[index]} "
-                                             f"times; last on {node.label()}: {exc}") from exc
-                    waiting.appendleft(index)
-                    continue
-                yield index, result
+                done = scheduler.finished(ref)
+                if done is not None:
+                    yield done
     finally:
-        for ref in in_flight:
-            ray.cancel(ref, force=True)
+        scheduler.cancel()
+
+
+class _ShardScheduler:
+    """One :func:`ray_run_shards` call's shards: waiting, in flight, and the nodes' load.
+
+    Args:
+        ray: The imported ``ray`` module.
+        run: The connection (its settings and accepted nodes).
+        shards: The shards.
+        remote: ``shard_function`` as a Ray remote function.
+        sandboxed: Per shard, whether it runs untrusted code.
+        on_event: Called with a line when a shard is lost.
+    """
+
+    def __init__(self, ray: Any, run: RayRun, shards: Sequence[Any], remote: Any,
+                 sandboxed: Sequence[bool], on_event: NodeCallback | None) -> None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self._ray, self._run, self._shards, self._remote = ray, run, shards, remote
+        self._sandboxed, self._on_event = sandboxed, on_event
+        self._affinity = NodeAffinitySchedulingStrategy
+        self.waiting: deque[int] = deque(range(len(shards)))
+        self.in_flight: dict[Any, tuple[int, NodeReport]] = {}
+        self.nodes = {node.node_id: node for node in run.acceptance.accepted}
+        self._load: Counter[str] = Counter()
+        self._failures: Counter[int] = Counter()
+
+    def _submit(self, index: int, node: NodeReport) -> None:
+        resources = {SANDBOX_RESOURCE: 1} if self._sandboxed[index] else {}
+        ref = self._remote.options(
+            resources=resources,
+            scheduling_strategy=self._affinity(node.node_id, soft=False),
+        ).remote(self._shards[index], {"id": node.short_id, "host": node.host,
+                                       "mode": node.mode})
+        self.in_flight[ref] = (index, node)
+        self._load[node.node_id] += 1
+
+    def fill(self) -> None:
+        """Submit waiting shards, least loaded node first, up to the in-flight limit.
+
+        Raises:
+            RayEngineError: When shards wait and no accepted node is alive to run them.
+        """
+        capacity = self._run.acceptance.capacity
+        limit = self._run.settings.max_in_flight or sum(
+            capacity[node_id] + 1 for node_id in self.nodes)
+        while self.waiting and len(self.in_flight) < limit:
+            node = _least_loaded(self.nodes, capacity, self._load)
+            if node is None:
+                break
+            self._submit(self.waiting.popleft(), node)
+        if not self.in_flight:
+            raise RayEngineError(f"{len(self.waiting)} shard(s) left and no accepted node "
+                                 "alive to run them")
+
+    def finished(self, ref: Any) -> tuple[int, Any] | None:
+        """``(index, result)`` of a finished shard; None when it was lost and waits again.
+
+        Raises:
+            RayEngineError: When the shard's own code failed, or it was lost past its retries.
+        """
+        ray = self._ray
+        index, node = self.in_flight.pop(ref)
+        self._load[node.node_id] -= 1
+        try:
+            return index, ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # prefjudge's own code failed
+            raise RayEngineError(f"shard {index} failed on {node.label()}: {exc}") from exc
+        except ray.exceptions.RayError as exc:  # node or worker lost
+            self._lost(index, node, exc)
+            return None
+
+    def _lost(self, index: int, node: NodeReport, exc: Exception) -> None:
+        """Schedule a lost shard again (first), dropping its node when that is gone."""
+        ray, retries = self._ray, self._run.settings.max_retries
+        self._failures[index] += 1
+        gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError)
+        # Unschedulable with hard affinity: the node is gone, even while the
+        # cluster still lists it as alive.
+        if isinstance(exc, gone) or not _alive(node.node_id):
+            self.nodes.pop(node.node_id, None)
+        if self._on_event:
+            self._on_event(f"shard {index} lost on {node.label()} ({type(exc).__name__}); "
+                           f"scheduled again ({self._failures[index]} of {retries})")
+        if self._failures[index] > retries:
+            raise RayEngineError(f"shard {index} was lost {self._failures[index]} "
+                                 f"times; last on {node.label()}: {exc}") from exc
+        self.waiting.appendleft(index)
+
+    def cancel(self) -> None:
+        """Cancel every shard still in flight."""
+        for ref in self.in_flight:
+            self._ray.cancel(ref, force=True)
 
 
 def ray_score_batches(

@@ -66,7 +66,7 @@ from pydantic import ValidationError
 
 from prefjudge.io import FieldProblem, InputIssue, iter_objects, text_field, validation_issues
 from prefjudge.live_views import LiveMapping
-from prefjudge.records import Generation, Task, normalize_model_name
+from prefjudge.records import Generation, Task, generation_id, normalize_model_name
 from prefjudge.scoring.sample_formats import (
     SampleConverter,
     SampleFormat,
@@ -312,7 +312,7 @@ def _build(fmt: str, convert: SampleConverter, data: Mapping[str, Any], model: s
     parts = convert(data, task_id, tasks)
     k = len(parts.instructions)
     built: dict[str, Any] = {
-        "id": f"{task_id}::{parts.protocol}::k{k}::s{sample}",
+        "id": generation_id(task_id, parts.protocol, k, sample),
         "task_id": task_id,
         "model": model,
         "response": parts.response,

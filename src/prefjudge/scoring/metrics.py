@@ -36,14 +36,16 @@ import numpy as np
 import pandas as pd
 
 from prefjudge.records import ScoredSample
+from prefjudge.scoring.co_failure import CO_FAILURE_COLUMNS as CO_FAILURE_COLUMNS
+from prefjudge.scoring.co_failure import co_failure as co_failure
+from prefjudge.scoring.retention import final_retention as final_retention
+from prefjudge.scoring.retention import retention_curve as retention_curve
+from prefjudge.scoring.retention import turns_frame as turns_frame
 from prefjudge.scoring.rows import SAMPLE_COLUMNS, protocol_of, sample_k, sample_row
-from prefjudge.stats import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    bootstrap_ci,
-    percentile_interval,
-    resample_indices,
-)
+from prefjudge.scoring.task_ci import mean_with_ci
+from prefjudge.scoring.task_ci import task_means as _task_means
+from prefjudge.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
+from prefjudge.stats import bootstrap_ci as bootstrap_ci
 
 PROTOCOLS = ("single", "multi")
 
@@ -156,31 +158,6 @@ def checks_frame(
     columns = ["model", "task_id", "instruction", "category", "position", "status", "passed",
                "sample", "protocol", "k"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def _task_means(frame: pd.DataFrame, column: str) -> pd.Series:
-    """Mean of ``column`` per task over the rows where it is known."""
-    known = frame.dropna(subset=[column])
-    return known.groupby("task_id", sort=True)[column].mean()
-
-
-def mean_with_ci(
-    per_task: pd.Series, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-) -> dict[str, float]:
-    """Mean of per-task values with a task-level bootstrap CI.
-
-    Args:
-        per_task: One value per task.
-        n_resamples: Bootstrap resamples.
-        seed: RNG seed.
-
-    Returns:
-        ``{"value", "lower", "upper", "n_tasks"}``.
-    """
-    values = per_task.to_numpy(dtype=float)
-    low, high = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-    value = float(values.mean()) if values.size else float("nan")
-    return {"value": value, "lower": low, "upper": high, "n_tasks": int(values.size)}
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -506,165 +483,3 @@ def if_by_protocol(
              for p, part in _protocol_parts(checks)]
     return _tag_protocol(parts, ["model", key, "value", "lower", "upper", "n_tasks",
                                  "n_checks", "errors"])
-
-
-CO_FAILURE_COLUMNS = ["instruction_a", "instruction_b", "n", "fail_a", "fail_b", "joint_fail",
-                      "expected", "lift", "n_joint"]
-
-
-def co_failure(
-    checks: pd.DataFrame, *, min_count: int = 5, by: Sequence[str] = ("model",)
-) -> pd.DataFrame:
-    """Which instructions fail together more often than independence predicts.
-
-    For each pair of instructions given together in at least ``min_count`` samples (both
-    checks determinable), over those samples: the failure rate of each, the observed rate
-    at which both fail, the product of the two failure rates (what independence
-    predicts) and their ratio, the lift.
-
-    Args:
-        checks: Output of :func:`checks_frame` (needs its ``sample`` column).
-        min_count: Fewest samples a pair must share to be reported.
-        by: Columns to compute the matrix within (default per model; ``()`` pools all).
-
-    Returns:
-        Columns: <by...>, instruction_a, instruction_b (a < b), n (samples with both),
-        fail_a, fail_b, joint_fail, expected (fail_a · fail_b), lift (joint_fail /
-        expected, NaN when expected is 0), n_joint (samples where both fail); sorted by
-        lift, highest first.
-    """
-    by = list(by)
-    known = checks.dropna(subset=["passed"])
-    groups = known.groupby(by, sort=True) if by else [((), known)]
-    rows = []
-    for key, group in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        failed = group.assign(failed=1.0 - group["passed"]).pivot_table(
-            index="sample", columns="instruction", values="failed", aggfunc="max")
-        names = list(failed.columns)
-        values = failed.to_numpy(dtype=float)
-        assigned = (~np.isnan(values)).astype(float)
-        fails = np.nan_to_num(values)
-        counts = assigned.T @ assigned
-        fail_a_sum = fails.T @ assigned  # [a, b]: failures of a where b is also given
-        joint_sum = fails.T @ fails
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                n = int(counts[i, j])
-                if n < min_count or n == 0:
-                    continue
-                fail_a = fail_a_sum[i, j] / n
-                fail_b = fail_a_sum[j, i] / n
-                joint = joint_sum[i, j] / n
-                expected = fail_a * fail_b
-                lift = joint / expected if expected > 0 else float("nan")
-                rows.append({**dict(zip(by, key, strict=True)), "instruction_a": names[i],
-                             "instruction_b": names[j], "n": n, "fail_a": float(fail_a),
-                             "fail_b": float(fail_b), "joint_fail": float(joint),
-                             "expected": float(expected), "lift": float(lift),
-                             "n_joint": int(np.rint(joint_sum[i, j]))})
-    frame = pd.DataFrame(rows, columns=[*by, *CO_FAILURE_COLUMNS])
-    return frame.sort_values(["lift", "n"], ascending=[False, False], na_position="last",
-                             ignore_index=True)
-
-
-def turns_frame(records: Iterable[ScoredSample | dict[str, Any]]) -> pd.DataFrame:
-    """One row per instruction check at each turn of multi-turn samples.
-
-    ``turn_results[t]`` holds the checks of turn t+1's response against the instructions
-    introduced up to that turn, in order; an instruction's introduction turn is the first
-    turn that checks it. Records without ``turn_results`` are skipped.
-
-    Args:
-        records: Scored samples.
-
-    Returns:
-        Columns: model, protocol, task_id, sample (record index), instruction, position
-        (1-based), intro_turn, turn (1-based), since (turn - intro_turn), last_turn,
-        status.
-    """
-    rows = []
-    for index, record in enumerate(records):
-        rec = record if isinstance(record, ScoredSample) else ScoredSample.model_validate(record)
-        if not rec.turn_results:
-            continue
-        intro: dict[int, int] = {}
-        last = len(rec.turn_results)
-        for turn, results in enumerate(rec.turn_results, start=1):
-            for position, result in enumerate(results, start=1):
-                intro.setdefault(position, turn)
-                rows.append({"model": rec.model, "protocol": protocol_of(rec),
-                             "task_id": rec.task_id, "sample": index, "instruction": result.id,
-                             "position": position, "intro_turn": intro[position],
-                             "turn": turn, "since": turn - intro[position], "last_turn": last,
-                             "status": result.status})
-    return pd.DataFrame(rows, columns=["model", "protocol", "task_id", "sample", "instruction",
-                                       "position", "intro_turn", "turn", "since", "last_turn",
-                                       "status"])
-
-
-def _retention_rows(turns: pd.DataFrame) -> pd.DataFrame:
-    """Later-turn rows of instructions satisfied at their introduction (errors left out)."""
-    at_intro = turns[turns["since"] == 0]
-    kept = at_intro[at_intro["status"] == "pass"][["sample", "position"]]
-    later = turns[(turns["since"] > 0) & (turns["status"] != "error")]
-    later = later.merge(kept, on=["sample", "position"], how="inner")
-    return later.assign(retained=(later["status"] == "pass").astype(float))
-
-
-def retention_curve(
-    turns: pd.DataFrame, *, key: str = "turn", n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> pd.DataFrame:
-    """Share of instructions, satisfied when introduced, still satisfied at a later turn.
-
-    Args:
-        turns: Output of :func:`turns_frame`.
-        key: ``turn`` (the turn of the response) or ``since`` (turns since introduction).
-        n_resamples: Bootstrap resamples (over tasks).
-        seed: RNG seed.
-
-    Returns:
-        Columns: model, protocol, <key>, value, lower, upper, n_tasks, n (instruction
-        checks counted).
-    """
-    later = _retention_rows(turns)
-    rows = []
-    for (model, protocol, value), group in later.groupby(["model", "protocol", key], sort=True):
-        stats = mean_with_ci(_task_means(group, "retained"), n_resamples=n_resamples, seed=seed)
-        rows.append({"model": model, "protocol": protocol, key: int(value), **stats,
-                     "n": len(group)})
-    return pd.DataFrame(rows, columns=["model", "protocol", key, "value", "lower", "upper",
-                                       "n_tasks", "n"])
-
-
-def final_retention(
-    turns: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-) -> pd.DataFrame:
-    """Retention at the final turn (the response that is scored), per model and protocol.
-
-    Counts every instruction introduced before the final turn and satisfied at its
-    introduction; ``ever_broken`` is the share of those that fail at some later turn
-    (even if restored by the end).
-
-    Args:
-        turns: Output of :func:`turns_frame`.
-        n_resamples: Bootstrap resamples (over tasks).
-        seed: RNG seed.
-
-    Returns:
-        Columns: model, protocol, value (final retention), lower, upper, n_tasks, n,
-        ever_broken.
-    """
-    later = _retention_rows(turns)
-    broken = (later.assign(broken=1.0 - later["retained"])
-              .groupby(["sample", "position"])["broken"].max())
-    final = later[later["turn"] == later["last_turn"]]
-    rows = []
-    for (model, protocol), group in final.groupby(["model", "protocol"], sort=True):
-        stats = mean_with_ci(_task_means(group, "retained"), n_resamples=n_resamples, seed=seed)
-        ever = broken.loc[list(zip(group["sample"], group["position"], strict=True))]
-        rows.append({"model": model, "protocol": protocol, **stats, "n": len(group),
-                     "ever_broken": float(ever.mean())})
-    return pd.DataFrame(rows, columns=["model", "protocol", "value", "lower", "upper",
-                                       "n_tasks", "n", "ever_broken"])

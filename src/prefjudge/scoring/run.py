@@ -9,39 +9,46 @@ call it::
 
     outcome = score_file(ScoreSettings(Path("gens.jsonl"), output=Path("scores.jsonl")),
                          SilentReporter())
+
+The verification process of a large input scored without unit tests is started first
+(:func:`early_verifier`), so that its start-up overlaps everything else the run does: this
+module is imported before it, so it imports the rest of scoring where it is used. The
+summary (table, notes, files) is :mod:`prefjudge.scoring.summary_table`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-from prefjudge.io import InputError, summary_path, write_json
-from prefjudge.journal import Journal, JournalError, open_journal, record_line
-from prefjudge.records import ScoredSample, Task, model_name_warnings
 from prefjudge.reporting import Reporter, StageError, TextTable
-from prefjudge.sandbox import SandboxLimits, harness_digest, isolation_line, isolation_report
-from prefjudge.sandbox.zygote import zygote_default
-from prefjudge.scoring.export import ExportSettings, ExportTarget, check_fits, export_scores
-from prefjudge.scoring.formats import SampleFormatWarning
-from prefjudge.scoring.profiles import get_profile
-from prefjudge.scoring.rows import sample_row
-from prefjudge.scoring.score import ScoreJob, has_tests, prepare_job, scored_batches
-from prefjudge.scoring.sources import SourceError, UnknownSourceError
-from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
-from prefjudge.scoring.verify import ruff_version
+from prefjudge.scoring.engine_protocol import EngineRun, EngineWork, ScoringEngine
+from prefjudge.scoring.run_inputs import (
+    ScoreUsageError,
+    check_exports,
+    load_tasks,
+    regenerated_records,
+)
+from prefjudge.scoring.summary_table import (
+    SummaryFacts,
+    frame_table,
+    load_summary_meanwhile,
+    summary_table,
+    unrated_notes,
+    write_summary,
+)
 from prefjudge.scoring.verify.process import VerifyProcess
-from prefjudge.stats import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from prefjudge.journal import Journal
+    from prefjudge.records import ScoredSample, Task
+    from prefjudge.scoring.export import ExportTarget
+    from prefjudge.scoring.score import ScoreJob
 
 STDIN = "-"
 """How messages and the summary name generations read from stdin."""
@@ -49,105 +56,6 @@ STDIN = "-"
 EARLY_VERIFIER_BYTES = 1_000_000
 """Inputs from this size (about 1,000 generations) are verified in a second process started
 before the file is read (see :mod:`prefjudge.scoring.verify.process`)."""
-
-
-@dataclass(frozen=True)
-class EngineWork:
-    """What an engine scores in one run (the argument of :meth:`EngineRun.batches`).
-
-    Attributes:
-        job: The validated generations and their keys.
-        tasks: Tasks by id (empty: no unit tests).
-        done: Keys the output already holds.
-        limits: Each test run's sandbox limits.
-        profile: Verification profile.
-        zygote: Fork test runs from a zygote (None: the default).
-        preload: Modules the zygotes import besides the tasks' own.
-        on_progress: Called with the phase (``verify``, ``tests``) and units done.
-        on_event: Called with a line about the engine (a node lost, a shard again).
-    """
-
-    job: ScoreJob
-    tasks: Mapping[str, Task]
-    done: set[str]
-    limits: SandboxLimits
-    profile: str
-    zygote: bool | None
-    preload: Sequence[str]
-    on_progress: Callable[[str, int], None]
-    on_event: Callable[[str], None]
-
-
-class EngineRun(Protocol):
-    """A scoring engine connected for one run (what :meth:`ScoringEngine.start` returns).
-
-    Attributes:
-        sandbox: How the unit tests are isolated, for the summary ("" without tests).
-        sandbox_mode: The isolation mode bound in the output's journal ("" without tests).
-    """
-
-    sandbox: str
-    sandbox_mode: str
-
-    def batches(self, work: EngineWork) -> Iterable[list[ScoredSample]]:
-        """Score the work's generations whose keys are not done, in finished batches.
-
-        Args:
-            work: What to score, and where progress and events go.
-
-        Returns:
-            Scored records, a batch at a time, as they finish.
-
-        Raises:
-            StageError: When the engine cannot go on (records already written are kept).
-        """
-        ...
-
-    def summary(self) -> dict[str, object]:
-        """Where the scoring ran, for the summary file's ``engine``."""
-        ...
-
-    def close(self) -> None:
-        """Let the engine's resources go (disconnect)."""
-        ...
-
-
-class ScoringEngine(Protocol):
-    """Where a run's records are scored when not on this machine.
-
-    ``prefjudge.scale.score_engine.RayEngine`` (``--engine ray``) is one; scoring knows
-    nothing of Ray (the engine sits above the stages).
-    """
-
-    def start(self, *, tests: bool, reporter: Reporter) -> EngineRun:
-        """Connect for one run and report where the records will be scored.
-
-        Args:
-            tests: Whether the run has unit tests to run.
-            reporter: Where the engine reports (its nodes, refused ones).
-
-        Returns:
-            The connected engine; the run closes it.
-
-        Raises:
-            StageError: When nothing can be scored there.
-        """
-        ...
-
-
-class ScoreUsageError(StageError):
-    """The settings name the tasks wrongly (an unknown source, a task in two sources).
-
-    The command shows it as a usage error (exit status 2); for ``prefjudge run`` it is a
-    :class:`~prefjudge.reporting.StageError` like any other.
-
-    Attributes:
-        param_hint: The option at fault (``--tasks``), or None when the message says it.
-    """
-
-    def __init__(self, message: str, param_hint: str | None = None) -> None:
-        super().__init__(message)
-        self.param_hint = param_hint
 
 
 @dataclass(frozen=True)
@@ -200,7 +108,7 @@ class ScoreSettings:
     memory_mb: int | None = None
     zygote: bool | None = None
     preload: tuple[str, ...] = ()
-    bootstrap: int = DEFAULT_RESAMPLES
+    bootstrap: int = 1000  # prefjudge.stats.DEFAULT_RESAMPLES (which imports NumPy)
     ci_seed: int = 0
     summary_prefix: Path | None = None
     engine: ScoringEngine | None = None
@@ -234,6 +142,9 @@ class ScoreOutcome:
         check_errors: Instruction checks that ended in error, over all models.
         test_errors: Test runs that ended in error, over all models.
         exported: The peers' result files written (``exports``).
+        summary: The summary file's object as the file holds it (the run's settings and
+            ``models``, one row per model; NaN as None), so that a caller needs not read
+            the file back.
     """
 
     output: Path
@@ -251,9 +162,11 @@ class ScoreOutcome:
     check_errors: int
     test_errors: int
     exported: tuple[Path, ...] = ()
+    summary: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
+def score_file(settings: ScoreSettings, reporter: Reporter, *,
+               verifier: VerifyProcess | None = None) -> ScoreOutcome:
     """Score the generations into ``settings.output`` and write the per-model summary.
 
     Reports where the tasks came from, the profile, the sandbox (or the Ray nodes), invalid
@@ -263,6 +176,9 @@ def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
     Args:
         settings: What to score, where, and how.
         reporter: Where notes, warnings, progress and tables go.
+        verifier: The run's verification process, started before by
+            :func:`early_verifier` (``score_file`` closes it); None: ``score_file`` starts
+            one itself when the run should have one.
 
     Returns:
         What was scored and the files written.
@@ -275,20 +191,27 @@ def score_file(settings: ScoreSettings, reporter: Reporter) -> ScoreOutcome:
     """
     stack = ExitStack()
     try:
-        return _score(settings, reporter, stack)
+        if verifier is None:
+            verifier = early_verifier(settings)
+        if verifier is not None:
+            stack.callback(verifier.close)
+        return _score(settings, reporter, stack, verifier)
     finally:
         stack.close()
 
 
-def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> ScoreOutcome:
+def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack,
+           verifier: VerifyProcess | None) -> ScoreOutcome:
     """:func:`score_file`, with ``stack`` closing the verifier and the Ray connection."""
-    run = _Run(settings, reporter, stack)
+    from prefjudge.journal import open_journal
+
+    run = _Run(settings, reporter, stack, verifier)
     journal = run.journal()
     with open_journal(journal, reporter):
         if journal.revised:
             reporter.note(f"{settings.generations} has failed generations made again: their "
                           f"{journal.revised} record(s) are scored again")
-        loading = _load_summary_meanwhile()
+        loading = load_summary_meanwhile()
         rows, new, resumed = run.score_into(journal)
     loading.join()
     return run.summarise(rows, new, resumed)
@@ -316,9 +239,11 @@ class _Inputs:
 class _Run:
     """One ``score_file`` run: its inputs, engine and journal, scoring, then the summary."""
 
-    def __init__(self, settings: ScoreSettings, reporter: Reporter, stack: ExitStack) -> None:
+    def __init__(self, settings: ScoreSettings, reporter: Reporter, stack: ExitStack,
+                 verifier: VerifyProcess | None) -> None:
         self.settings, self.reporter, self.stack = settings, reporter, stack
         self.workers = settings.workers or os.cpu_count()
+        self.verifier = verifier
         self.inputs = self._read_inputs()
         self.tests_on = not settings.no_tests and bool(self.inputs.tasks)
         self.engine: EngineRun | None = None
@@ -327,14 +252,21 @@ class _Run:
 
     def _read_inputs(self) -> _Inputs:
         """Load the tasks, then read and check the generations (reporting what was wrong)."""
+        from prefjudge.io import InputError
+        from prefjudge.records import model_name_warnings
+        from prefjudge.scoring.formats import SampleFormatWarning
+        from prefjudge.scoring.profiles import get_profile
+        from prefjudge.scoring.score import prepare_job
+
         settings, reporter = self.settings, self.reporter
         try:
             tasks, tasks_origin, task_paths, task_sources = load_tasks(settings)
-            _check_exports(settings, tasks)
+            check_exports(settings, tasks)
             tests = not settings.no_tests and bool(tasks)
-            self.verifier = _early_verifier(settings, tests, self.workers)
-            if self.verifier is not None:
-                self.stack.callback(self.verifier.close)
+            if self.verifier is None:  # the tasks loaded have no tests after all
+                self.verifier = early_verifier(settings, tests=tests)
+                if self.verifier is not None:
+                    self.stack.callback(self.verifier.close)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SampleFormatWarning)
                 job = prepare_job(settings.generations, tasks,
@@ -360,6 +292,9 @@ class _Run:
 
     def _start_engine(self) -> None:
         """Connect the engine (when one is set), or report this machine's sandbox."""
+        from prefjudge.sandbox import isolation_line, isolation_report
+        from prefjudge.sandbox.zygote import zygote_default
+
         settings, reporter = self.settings, self.reporter
         if settings.engine is not None:
             self.engine = settings.engine.start(tests=self.tests_on, reporter=reporter)
@@ -379,6 +314,10 @@ class _Run:
 
     def journal(self) -> Journal[ScoredSample]:
         """The output's journal, bound to the inputs and the settings that change records."""
+        from prefjudge.journal import Journal
+        from prefjudge.records import ScoredSample
+        from prefjudge.scoring.verify import ruff_version
+
         settings, inputs, job = self.settings, self.inputs, self.inputs.job
         return Journal(
             settings.output,
@@ -409,6 +348,9 @@ class _Run:
             The summary's rows in the output's order (the records it held, then the new
             ones), how many records were scored now, and how many it held already.
         """
+        from prefjudge.scoring.rows import sample_row
+        from prefjudge.scoring.score import has_tests
+
         settings, reporter, job = self.settings, self.reporter, self.inputs.job
         done = set(journal.done)
         todo = sum(key not in done for key in job.keys)
@@ -443,6 +385,11 @@ class _Run:
         self, done: set[str], advance: Callable[[str, int], None]
     ) -> Iterator[list[tuple[str, str, tuple]]]:
         """``(key, line, summary row)`` of each record scored, a finished batch at a time."""
+        from prefjudge.journal import record_line
+        from prefjudge.sandbox import SandboxLimits
+        from prefjudge.scoring.rows import sample_row
+        from prefjudge.scoring.score import scored_batches
+
         settings, job = self.settings, self.inputs.job
         limits = SandboxLimits(timeout_s=settings.test_timeout, memory_mb=settings.memory_mb)
         if self.engine is None:  # lines and rows straight from scoring: no record is built
@@ -464,28 +411,27 @@ class _Run:
 
     def summarise(self, rows: list[tuple], new: int, resumed: int) -> ScoreOutcome:
         """Report the per-model table, write the summary files and the exports."""
-        settings, reporter, inputs = self.settings, self.reporter, self.inputs
-        from prefjudge.plots.score import save_summary_plot
-        from prefjudge.scoring.metrics import model_summary, rows_frame
+        from prefjudge.io import summary_path
+        from prefjudge.scoring.export import ExportSettings, export_scores
+        from prefjudge.scoring.verify import ruff_version
 
-        summary = model_summary(rows_frame(rows), n_resamples=settings.bootstrap,
-                                seed=settings.ci_seed)
-        table = frame_table(
-            summary_table(summary),
-            title=f"prefjudge score — {Path(settings.source).name} — profile {settings.profile}",
-        )
-        reporter.table(table)
-        for note in unrated_notes(summary, tests=self.tests_on, no_tests=settings.no_tests):
-            reporter.note(note)
+        settings, reporter, inputs = self.settings, self.reporter, self.inputs
         prefix = settings.summary_prefix or summary_path(settings.output)
-        csv, summary_json, plot = (Path(f"{prefix}{ext}") for ext in (".csv", ".json", ".png"))
-        summary.assign(profile=settings.profile).to_csv(csv, index=False)
-        write_json(summary_json, self._summary_json(summary))
-        save_summary_plot(summary, plot)
+        written = write_summary(rows, SummaryFacts(
+            title=f"prefjudge score — {Path(settings.source).name} — profile {settings.profile}",
+            prefix=str(prefix),
+            settings={
+                "generations": settings.source, "tasks": inputs.origin,
+                "seed": settings.ci_seed, "bootstrap": settings.bootstrap,
+                "profile": settings.profile, "ruff_version": ruff_version(),
+                "sandbox": self.isolation,
+                "engine": self.engine.summary() if self.engine else {"name": "local"},
+            },
+            profile=settings.profile, bootstrap=settings.bootstrap, ci_seed=settings.ci_seed,
+            tests=self.tests_on, no_tests=settings.no_tests,
+        ), reporter)
         reporter.note(f"wrote {settings.output} ({len(rows)} records), {prefix}.csv/.json/.png")
-        check_errors = int(summary["check_errors"].sum())
-        test_errors = int(summary["func_error"].sum())
-        if check_errors or test_errors:
+        if written.check_errors or written.test_errors:
             reporter.warn(
                 "some checks or test runs ended in error: they are counted apart, "
                 "not as failures — see the 'reason'/'detail' fields."
@@ -496,134 +442,33 @@ class _Run:
         return ScoreOutcome(
             output=settings.output, records=len(rows), scored=new, resumed=resumed,
             skipped=len(inputs.job.skipped), tests=self.tests_on, tasks=inputs.origin,
-            sandbox=self.isolation, summary_csv=csv, summary_json=summary_json,
-            summary_plot=plot, table=table, check_errors=check_errors,
-            test_errors=test_errors, exported=tuple(exported),
+            sandbox=self.isolation, summary_csv=written.csv, summary_json=written.json,
+            summary_plot=written.plot, table=written.table,
+            check_errors=written.check_errors, test_errors=written.test_errors,
+            exported=tuple(exported), summary=written.document,
         )
 
-    def _summary_json(self, summary: pd.DataFrame) -> dict[str, object]:
-        """The summary file's object: the run's settings and the per-model figures."""
-        settings = self.settings
-        return {
-            "generations": settings.source,
-            "tasks": self.inputs.origin,
-            "seed": settings.ci_seed,
-            "bootstrap": settings.bootstrap,
-            "profile": settings.profile,
-            "ruff_version": ruff_version(),
-            "sandbox": self.isolation,
-            "engine": self.engine.summary() if self.engine else {"name": "local"},
-            "models": summary.to_dict(orient="records"),
-        }
 
-
-def regenerated_records(
-    done: Mapping[str, ScoredSample], job: ScoreJob, generations: Path
-) -> list[str]:
-    """The scored records to make again now that the generations file has changed.
-
-    The one change a score output accepts from its generations file is that of failed
-    model requests made again (``generate --retry-errors``, ``run --retry-errors``): the
-    records of failed generations (status ``error``) are scored again, whatever they hold
-    now. Any other record must still be in the file, the generation it was scored from
-    (task, response, instructions); if one is not, the change is refused as any other
-    change of an input is.
-
-    Args:
-        done: The records held, by key.
-        job: The generations as they are now.
-        generations: The generations file (named in the refusal).
-
-    Returns:
-        The keys of the records to score again.
-
-    Raises:
-        JournalError: A record that did not fail was scored from another generation.
-    """
-    current = dict(zip(job.keys, (gen for _, gen in job.generations), strict=True))
-    again, changed = [], []
-    for key, record in done.items():
-        if record.status == "error":
-            again.append(key)
-            continue
-        gen = current.get(key)
-        if gen is None or (gen.task_id, gen.response, gen.instructions) != (
-            record.task_id, record.response, record.instructions
-        ):
-            changed.append(key)
-    if changed:
-        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5
-                                          else "")
-        raise JournalError(
-            f"input generations: {generations} has changed since, in generations that did not "
-            f"fail ({shown}); only failed ones may be made again. Use another -o, or "
-            "--force-new to score it again from the start."
-        )
-    return again
-
-
-def _check_exports(settings: ScoreSettings, tasks: Mapping[str, Task]) -> None:
-    """Refuse, before anything is scored, an export the run cannot write.
-
-    Raises:
-        ScoreUsageError: With ``no_tests`` (an export needs the tests' verdicts).
-        ExportError: When a format fits none of the tasks.
-    """
-    if settings.exports and settings.no_tests:
-        raise ScoreUsageError("--export needs the unit tests' verdicts: drop --no-tests",
-                              param_hint="--export")
-    for target in settings.exports:
-        check_fits(target.format, tasks)
-
-
-def load_tasks(settings: ScoreSettings) -> tuple[dict[str, Task], str, list[Path], list[dict]]:
-    """Load the settings' task sources, or the ``tasks.jsonl`` beside the generations file.
-
-    Args:
-        settings: The run's settings (``tasks``, ``split``, ``subset``, ``generations``,
-            ``stdin``).
-
-    Returns:
-        The tasks by id, where they came from (reported), the local files to bind as
-        inputs, and the identities of the hub datasets and folders among the sources (bound
-        as a setting: they have no file to hash).
-
-    Raises:
-        ScoreUsageError: When a source is unknown (or its split or subset), or two sources
-            hold the same task.
-        StageError: When a source cannot be used (e.g. a hub dataset not cached).
-    """
-    sources: list[str] = list(settings.tasks)
-    origin = "--tasks"
-    if not sources:
-        if settings.stdin:
-            return {}, "none (GENERATIONS is stdin: name the tasks with --tasks)", [], []
-        sibling = settings.generations.parent / "tasks.jsonl"
-        if not sibling.exists():
-            return {}, "none", [], []
-        sources, origin = [str(sibling)], "tasks.jsonl beside the generations file"
-    try:
-        loaded = load_task_sources(sources, split=settings.split, subset=settings.subset)
-    except UnknownSourceError as exc:
-        raise ScoreUsageError(str(exc), param_hint="--tasks") from exc
-    except RepeatedTaskError as exc:
-        raise ScoreUsageError(str(exc)) from exc
-    except SourceError as exc:
-        raise StageError(str(exc)) from exc
-    tasks, paths, identities, labels = loaded.tasks, loaded.paths, loaded.identities, loaded.labels
-    names = ", ".join(labels)
-    return tasks, f"{len(tasks)} tasks from {names} ({origin})", paths, identities
-
-
-def _early_verifier(
-    settings: ScoreSettings, tests: bool, workers: int | None
-) -> VerifyProcess | None:
+def early_verifier(settings: ScoreSettings, *, tests: bool | None = None) -> VerifyProcess | None:
     """A verification process, started now, for a large input scored without unit tests.
 
-    Its start-up then overlaps reading and validating the input. Smaller inputs and stdin
+    Its start-up then overlaps the rest of the run's start: its imports, reading and
+    validating the input (the process reads ahead meanwhile). Smaller inputs and stdin
     are left to :func:`~prefjudge.scoring.score.score_batches`, which starts one itself
     when the run has more than one chunk. The caller closes it when the run ends.
+
+    Args:
+        settings: The run's settings.
+        tests: Whether the run has unit tests; None when its tasks are not loaded yet:
+            then only a run that cannot have any (``no_tests``, or no task source: no
+            ``tasks`` and no ``tasks.jsonl`` beside the generations) gets one.
+
+    Returns:
+        The started process, or None when the run should not have one (yet).
     """
+    if tests is None:
+        tests = not settings.no_tests and bool(
+            settings.tasks or (settings.generations.parent / "tasks.jsonl").exists())
     if tests or settings.stdin:
         return None
     try:
@@ -631,170 +476,19 @@ def _early_verifier(
             return None
     except OSError:  # reading it reports the problem
         return None
-    return VerifyProcess(workers=workers, profile=settings.profile,
+    return VerifyProcess(workers=settings.workers or os.cpu_count(), profile=settings.profile,
                          read_ahead=settings.generations)
 
 
-def _load_summary_meanwhile() -> threading.Thread:
-    """Import what the summary needs (pandas, matplotlib: a second of CPU) while scoring runs.
+def harness_digest() -> str:
+    """The sandbox harness's digest, bound in the output's journal.
 
-    Scoring mostly waits on Ruff, the verification process or unit tests; the summary and
-    its plot are the last step, and without this their imports would come after
-    everything else. Not a daemon thread: an import is never cut off at exit. A failed
-    import is left to the summary, which imports again and reports it.
+    :func:`prefjudge.sandbox.harness_digest`, imported when a journal is made (the tests
+    replace this name to pose as another harness).
     """
+    from prefjudge.sandbox import harness_digest as digest
 
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            import prefjudge.plots.score
-            import prefjudge.scoring.metrics
-
-            prefjudge.plots.pyplot()
-
-    thread = threading.Thread(target=load, name="prefjudge-load-summary")
-    thread.start()
-    return thread
-
-
-def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Format the model summary for showing: values with their 95 % CIs.
-
-    EvalPlus's base and plus pass@1 are shown only when some model has HumanEval+/MBPP+
-    samples, and pass@10 and pass@100 only when some model has that many judged samples
-    for every task (a model without them shows "—").
-
-    Args:
-        summary: :func:`prefjudge.scoring.metrics.model_summary`'s table.
-
-    Returns:
-        One row per model: n, IF (instruction and task level) and pass@1 with their
-        intervals (then base and plus pass@1, pass@10, pass@100 where they apply), and the
-        counts of check errors, timeouts and test errors.
-    """
-    import pandas as pd
-
-    from prefjudge.scoring.metrics import PASS_KS
-
-    def fmt(row: pd.Series, name: str) -> str:
-        value = row[name]
-        if pd.isna(value):
-            return "—"
-        return f"{value:.3f} [{row[f'{name}_lower']:.3f}, {row[f'{name}_upper']:.3f}]"
-
-    optional = [("base_pass1", "base pass@1 [95% CI]"), ("plus_pass1", "plus pass@1 [95% CI]")]
-    optional += [(f"pass{k}", f"pass@{k} [95% CI]") for k in PASS_KS if k > 1]
-    shown = [(name, title) for name, title in optional
-             if name in summary.columns and summary[name].notna().any()]
-    rows = []
-    for _, row in summary.iterrows():
-        rows.append(
-            {
-                "model": row["model"],
-                "n": int(row["n"]),
-                "IF instr. [95% CI]": fmt(row, "if_instruction"),
-                "IF task [95% CI]": fmt(row, "if_task"),
-                "pass@1 [95% CI]": fmt(row, "pass1"),
-                **{title: fmt(row, name) for name, title in shown},
-                "check err": int(row["check_errors"]),
-                "timeouts": int(row["func_timeout"]),
-                "test err": int(row["func_error"]),
-                **({"gen err": _count(row.get("gen_errors"))}
-                   if "gen_errors" in summary.columns else {}),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _count(value: object) -> int:
-    """A count of the summary as an int (0 where it is missing or NaN)."""
-    import pandas as pd
-
-    return 0 if value is None or pd.isna(value) else int(value)  # type: ignore[arg-type]
-
-
-def unrated_notes(summary: pd.DataFrame, *, tests: bool, no_tests: bool = False) -> list[str]:
-    """Say why the score table shows "—" for IF or pass@1 (one note per reason).
-
-    A rate that cannot be computed is not a low one: each note names the figure, the
-    models it concerns (all of them when none are named) and why, e.g.
-    ``pass@1 —: no tests for these tasks: pass --tasks (the benchmark's task file)``.
-
-    Args:
-        summary: :func:`prefjudge.scoring.metrics.model_summary`'s table.
-        tests: Whether the unit tests were run (there were tasks with tests, and no
-            ``--no-tests``).
-        no_tests: Whether ``--no-tests`` turned them off.
-
-    Returns:
-        The notes, in the order of the first model each concerns (empty when every figure
-        shown has a value).
-    """
-    by_reason: dict[tuple[str, str], list[str]] = {}
-    for _, row in summary.iterrows():
-        for figure_reason in _unrated_reasons(row, tests=tests, no_tests=no_tests):
-            by_reason.setdefault(figure_reason, []).append(str(row["model"]))
-    notes = []
-    for (figure, reason), named in by_reason.items():
-        who = "" if len(named) == len(summary) else f" for {', '.join(named)}"
-        notes.append(f"{figure} —{who}: {reason}")
-    return notes
-
-
-def _unrated_reasons(row: pd.Series, *, tests: bool, no_tests: bool) -> list[tuple[str, str]]:
-    """``(figure, why)`` for each of IF and pass@1 that one model's row has no value for."""
-    import pandas as pd
-
-    n, gen_errors = _count(row.get("n")), _count(row.get("gen_errors"))
-    if n == 0:
-        failed = f": every generation failed ({gen_errors}, counted as 'gen err')" \
-            if gen_errors else ""
-        return [("IF and pass@1", f"no answers to rate{failed}")]
-    reasons = []
-    if pd.isna(row.get("if_instruction")):
-        check_errors = _count(row.get("check_errors"))
-        reasons.append(("IF", (
-            f"no instruction check gave a verdict ({check_errors} ended in error, counted "
-            "as 'check err')") if check_errors else
-            "no sample had instructions to follow (IF rates the instructions a "
-            "generation was asked to follow)"))
-    if pd.isna(row.get("pass1")):
-        reasons.append(("pass@1", _untested_reason(row, tests=tests, no_tests=no_tests)))
-    return reasons
-
-
-def _untested_reason(row: pd.Series, *, tests: bool, no_tests: bool) -> str:
-    """Why a model's row has no pass@1: no tests run, none for its tasks, or only errors."""
-    if no_tests:
-        return "unit tests were not run (--no-tests)"
-    if not tests:
-        return "no tests for these tasks: pass --tasks (the benchmark's task file)"
-    errors = _count(row.get("func_error"))
-    if errors:
-        return (f"no test run ended in a verdict ({errors} ended in error, counted as "
-                "'test err', not as failures)")
-    return "none of these tasks has tests in the task file(s) given with --tasks"
-
-
-def frame_table(frame: pd.DataFrame, *, title: str = "", result: bool = True) -> TextTable:
-    """A DataFrame as a plain-text table: floats with three decimals, numbers aligned right.
-
-    Args:
-        frame: Rows to show.
-        title: Table title.
-        result: Whether the table is a result (stdout) or a note on the run.
-
-    Returns:
-        The table, as ``prefjudge.cli.display.print_frame`` would print the frame.
-    """
-    from pandas.api.types import is_numeric_dtype
-
-    columns = [str(column) for column in frame.columns]
-    right = frozenset(str(column) for column in frame.columns if is_numeric_dtype(frame[column]))
-    rows = [
-        [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row]
-        for row in frame.itertuples(index=False)
-    ]
-    return TextTable(title, columns, rows, right=right, result=result)
+    return digest()
 
 
 __all__ = [
@@ -805,9 +499,14 @@ __all__ = [
     "ScoreSettings",
     "ScoreUsageError",
     "ScoringEngine",
+    "SummaryFacts",
+    "early_verifier",
     "frame_table",
+    "load_summary_meanwhile",
     "load_tasks",
+    "regenerated_records",
     "score_file",
     "summary_table",
     "unrated_notes",
+    "write_summary",
 ]

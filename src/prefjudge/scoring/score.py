@@ -25,6 +25,7 @@ from prefjudge.records import (
     ScoredSample,
     Task,
     generation_failed,
+    journal_key,
 )
 from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
 from prefjudge.sandbox.preload import modules_to_preload
@@ -77,7 +78,7 @@ def generation_keys(generations: Sequence[Generation]) -> list[str]:
     keys = []
     for gen in generations:
         if gen.id is not None:
-            keys.append(f"{gen.model}::{gen.id}")
+            keys.append(journal_key(gen.model, gen.id))
             continue
         payload = json.dumps(
             [gen.task_id, gen.model, gen.response,

@@ -20,7 +20,7 @@ from prefjudge.backends import Backend, BackendError, Sampling
 from prefjudge.io import InputError, read_records
 from prefjudge.journal import Journal, content_digest, model_settings, open_journal
 from prefjudge.paths import data_dir
-from prefjudge.records import AugmentedTask
+from prefjudge.records import AugmentedTask, journal_key
 from prefjudge.reporting import Reporter, StageError
 from prefjudge.testbed.protocols import (
     PROTOCOLS,
@@ -141,7 +141,7 @@ def _journal(settings: GenerateSettings, backend: Backend, name: str,
     return Journal(
         settings.output,
         ProtocolGeneration,
-        lambda gen: f"{gen.model}::{gen.id}",
+        lambda gen: journal_key(gen.model, gen.id),
         stage="generate",
         inputs={"tasks": settings.augmented},
         settings={

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from prefjudge.paths import data_dir
 from prefjudge.records import AugmentedTask, InstructionRef, ProtocolName, Task
+from prefjudge.records import generation_id as generation_id  # re-exported: its home until now
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
 
 PROTOCOLS: tuple[ProtocolName, ...] = ("single", "multi")
@@ -231,11 +232,6 @@ def framing_settings(
         return {}
     return {"framing": framing, "system_prompt": system_prompt.mode,
             "system_prompt_sha256": digests}
-
-
-def generation_id(task_id: str, protocol: str, k: int, sample: int = 0) -> str:
-    """Return the id of one generation: ``{task_id}::{protocol}::k{k}::s{sample}``."""
-    return f"{task_id}::{protocol}::k{k}::s{sample}"
 
 
 def parse_k(text: str) -> list[int]:

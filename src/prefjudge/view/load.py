@@ -1,11 +1,12 @@
-"""Find and read a results folder into plain dicts for the viewer page.
+"""Read a results folder into plain dicts for the viewer page.
 
 :func:`load_results` looks at a folder (its files and those one level down) or at one file,
-tells each file's record kind from the fields of its records (never from its name), reads
-scored samples, judge verdicts, the pairs they judged and the tasks that give prompts, and
-keeps every line it cannot use as a located problem instead of stopping. The records are
-kept as they were read (plain dicts), so the page shows the fields a record has and marks
-the ones it lacks as absent.
+tells each file's record kind from the fields of its records (never from its name; finding
+and telling the files is :mod:`prefjudge.view.files`), reads scored samples, judge
+verdicts, the pairs they judged and the tasks that give prompts, and keeps every line it
+cannot use as a located problem instead of stopping. The records are kept as they were
+read (plain dicts), so the page shows the fields a record has and marks the ones it lacks
+as absent.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import itertools
-import json
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,54 +21,37 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from prefjudge.io import (
-    READ_ERRORS,
-    InputError,
-    InputIssue,
-    iter_objects,
-    open_csv,
-    parse_json,
-    read_text,
-    utf8_problem,
-    validation_issues,
-)
-from prefjudge.journal import BINDING_SUFFIX, LOCK_SUFFIX, binding_path
+from prefjudge.io import READ_ERRORS, InputError, InputIssue, validation_issues
+from prefjudge.journal import BINDING_SUFFIX
 from prefjudge.records import (
     Generation,
     Pair,
     ScoredSample,
     Task,
     Verdict,
-    is_verdict_row,
     normalize_model_name,
 )
 from prefjudge.scoring.tasks import load_tasks
 from prefjudge.scoring.taxonomy import load_taxonomy
-
-LEADERBOARD = "leaderboard.csv"
-"""The leaderboard file read from the top of a results folder (any columns)."""
-
-MAX_LEADERBOARD_ROWS = 5000
-"""Rows of the leaderboard kept (the rest are counted)."""
-
-MAX_JSON_BYTES = 64 << 20
-"""Largest single ``.json`` file read as records (bigger ones are skipped, with the reason)."""
+from prefjudge.view.files import (
+    KIND_NAMES,
+    LEADERBOARD,
+    MAX_JSON_BYTES,
+    MAX_LEADERBOARD_ROWS,
+    RUN_SIDE_FILES,
+    SNIFF,
+    bound_inputs,
+    find_files,
+    read_leaderboard,
+    read_objects,
+    record_kind,
+    same_content,
+    shown_path,
+    sniff_kind,
+)
 
 MAX_PROBLEMS_KEPT = 200
 """Problem lines kept with their message (all are counted)."""
-
-_SNIFF = 50  # records looked at to tell a file's kind
-
-KIND_NAMES = {
-    "scored": "scored samples",
-    "verdict": "judge verdicts",
-    "pair": "pairs",
-    "task": "tasks",
-    "generation": "generations",
-    "battle": "battles",
-    "persona": "persona comparisons",
-}
-"""What each record kind is called in messages."""
 
 _MODELS: dict[str, type[BaseModel]] = {
     "scored": ScoredSample,
@@ -150,115 +132,6 @@ class Results:
             KIND_NAMES["verdict"]: bool(self.pairs),
         }
 
-
-def record_kind(record: dict[str, Any]) -> str | None:
-    """Tell what a record is from its fields.
-
-    Args:
-        record: One JSON object as read.
-
-    Returns:
-        ``scored``, ``verdict``, ``pair``, ``generation``, ``task``, ``battle``,
-        ``persona``, or None when the fields say nothing known.
-    """
-    keys = record.keys()
-    if "pair_id" in keys and "response_a" in keys and "response_b" in keys:
-        return "pair"
-    if is_verdict_row(record):
-        return "verdict"
-    if {"condition", "dimensions", "model_a"} <= keys:
-        return "persona"
-    if {"task_id", "model", "response"} <= keys:
-        scored = {"instruction_results", "func", "if_instruction", "if_task"}
-        return "scored" if keys & scored else "generation"
-    if {"model_a", "model_b", "winner"} <= keys:
-        return "battle"
-    if "task_id" in keys and "model" not in keys and keys & {
-        "prompt", "tests", "instruct_prompt", "complete_prompt", "question_content", "test",
-    }:
-        return "task"
-    return None
-
-
-RUN_SIDE_FILES = {"manifest.json", "leaderboard.json", "ratings.json", "correlation.json"}
-"""What ``prefjudge run`` writes beside the records (its manifest, tables as JSON)."""
-
-
-def _is_candidate(path: Path) -> bool:
-    """Whether a file may hold records (JSONL, gzipped JSONL, JSON; no side files)."""
-    name = path.name
-    if name.startswith(".") or ".summary." in name or name.startswith("summary."):
-        return False
-    if name.endswith((BINDING_SUFFIX, LOCK_SUFFIX)) or name in RUN_SIDE_FILES:
-        return False
-    return name.endswith((".jsonl", ".jsonl.gz", ".json"))
-
-
-def find_files(root: Path) -> list[Path]:
-    """The files of a results folder to look at: its own, then one level down.
-
-    Args:
-        root: A folder, or one file (then just that file).
-
-    Returns:
-        Candidate record files (see :func:`_is_candidate`) and ``leaderboard.csv`` files,
-        sorted per folder; hidden files and folders are left out.
-    """
-    if root.is_file():
-        return [root]
-    found: list[Path] = []
-    below = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    folders = [root, *below]
-    for folder in folders:
-        try:
-            entries = sorted(p for p in folder.iterdir() if p.is_file())
-        except OSError:
-            continue
-        found += [p for p in entries if _is_candidate(p) or p.name == LEADERBOARD]
-    return found
-
-
-def _objects(path: Path, spath: str) -> Iterator[tuple[int, dict[str, Any] | InputIssue]]:
-    """``(line, object or issue)`` for a JSONL file, or for the items of a JSON file."""
-    if not path.name.endswith(".json"):
-        for number, data in iter_objects(path):
-            if isinstance(data, InputIssue):
-                data = InputIssue(spath, data.line, data.field, data.message)
-            yield number, data
-        return
-    if path.stat().st_size > MAX_JSON_BYTES:
-        yield 0, InputIssue(spath, 0, "", f"larger than {MAX_JSON_BYTES >> 20} MiB: not read")
-        return
-    try:
-        value = parse_json(read_text(path))
-    except InputError as exc:
-        for issue in exc.issues:
-            yield issue.line, InputIssue(spath, issue.line, issue.field, issue.message)
-        return
-    except ValueError as exc:
-        yield 0, InputIssue(spath, 0, "", str(exc))
-        return
-    items = value if isinstance(value, list) else [value]
-    for number, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            yield number, item
-        else:
-            yield number, InputIssue(spath, number, "", "expected a JSON object")
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root)) if root.is_dir() else path.name
-    except ValueError:
-        return str(path)
-
-
-def _sniff(objects: list[tuple[int, dict[str, Any] | InputIssue]]) -> str | None:
-    kinds = Counter(
-        kind for _, data in objects if isinstance(data, dict)
-        for kind in [record_kind(data)] if kind
-    )
-    return kinds.most_common(1)[0][0] if kinds else None
 
 
 def _validate(
@@ -375,71 +248,6 @@ def _is_battle(record: Verdict) -> bool:
         return True
 
 
-def _bound_inputs(path: Path, role: str) -> list[tuple[Path, str | None]]:
-    """Input files of one role named by a journal binding beside ``path`` (with SHA-256)."""
-    where = binding_path(path)
-    if not where.is_file():
-        return []
-    try:
-        binding = json.loads(where.read_text(encoding="utf-8"))
-        entries = binding.get("inputs", {}).get(role) or []
-    except (OSError, ValueError, AttributeError):
-        return []
-    if isinstance(entries, dict):
-        entries = [entries]
-    found = []
-    for entry in entries:
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            found.append((Path(entry["path"]), entry.get("sha256")))
-    return found
-
-
-def _same_content(path: Path, sha256: str | None) -> bool:
-    if sha256 is None:
-        return True
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return False
-    return digest.hexdigest() == sha256
-
-
-def _read_leaderboard(path: Path, spath: str) -> tuple[dict[str, Any], list[InputIssue]]:
-    """The leaderboard's header and rows, and the rows left out (another number of cells).
-
-    Raises:
-        InputError: When the file is empty or a line is not UTF-8 text (it could not be
-            shown as written).
-        csv.Error: On malformed CSV (an unclosed quote ...).
-    """
-    with open_csv(path) as handle:
-        reader = csv.reader(handle, strict=True)
-        columns = next(reader, None)
-        if not columns:
-            raise InputError([InputIssue(spath, 1, "", "no header: the file is empty")])
-        rows: list[list[str]] = []
-        left_out: list[InputIssue] = []
-        cut = 0
-        for row in itertools.chain([columns], reader):
-            if utf8_problem("\0".join(row)):  # one check per row, then the cell that is not
-                problem = next(p for cell in row if (p := utf8_problem(cell)))
-                raise InputError([InputIssue(spath, reader.line_num, "", problem)])
-            if row is columns or not row:
-                continue
-            if len(row) != len(columns):
-                left_out.append(InputIssue(spath, reader.line_num, "",
-                                           f"{len(row)} cell(s) where the header has "
-                                           f"{len(columns)}: row left out"))
-            elif len(rows) < MAX_LEADERBOARD_ROWS:
-                rows.append(row)
-            else:
-                cut += 1
-    return {"file": spath, "columns": columns, "rows": rows, "cut": cut}, left_out
-
-
 def _task_prompts(tasks: Iterable[Any]) -> dict[str, str]:
     return {task.task_id: task.prompt for task in tasks if task.prompt}
 
@@ -493,14 +301,14 @@ class _Loader:
         self.results.files.append(SourceFile(spath, "skipped", note=why))
 
     def read_file(self, path: Path) -> None:
-        spath = _shown(path, self.root)
+        spath = shown_path(path, self.root)
         results = self.results
         if path.name == LEADERBOARD:
             if results.leaderboard is not None:
                 self.skip(spath, f"a {LEADERBOARD} was read already")
                 return
             try:
-                results.leaderboard, left_out = _read_leaderboard(path, spath)
+                results.leaderboard, left_out = read_leaderboard(path, spath)
             except InputError as exc:
                 issue = exc.issues[0]
                 self.skip(spath, f"cannot be read (line {issue.line}: {issue.message})")
@@ -517,12 +325,12 @@ class _Loader:
                                             problems=len(left_out)))
             return
         try:
-            stream = _objects(path, spath)
-            head = list(itertools.islice(stream, _SNIFF))
+            stream = read_objects(path, spath)
+            head = list(itertools.islice(stream, SNIFF))
         except (InputError, *READ_ERRORS) as exc:
             self.skip(spath, f"cannot be read ({str(exc).splitlines()[-1].strip()})")
             return
-        kind = _sniff(head)
+        kind = sniff_kind(head)
         objects: Iterable[tuple[int, dict[str, Any] | InputIssue]] = itertools.chain(head, stream)
         if kind is None:
             objects = list(objects)
@@ -612,10 +420,10 @@ class _Loader:
         """Task prompts: task files in the folder, then those the score bindings name."""
         results = self.results
         wanted = self.needed_tasks()
-        candidates = [(path, None, _shown(path, self.root)) for path in self.task_files]
+        candidates = [(path, None, shown_path(path, self.root)) for path in self.task_files]
         for scores in self.score_files:
-            for path, sha in _bound_inputs(scores, "tasks"):
-                candidates.append((path, sha, f"{path} (named by {_shown(scores, self.root)}"
+            for path, sha in bound_inputs(scores, "tasks"):
+                candidates.append((path, sha, f"{path} (named by {shown_path(scores, self.root)}"
                                    f"{BINDING_SUFFIX})"))
         seen: set[Path] = set()
         for path, sha, shown in candidates:
@@ -628,7 +436,7 @@ class _Loader:
             if not path.is_file():
                 results.notes.append(f"task file {shown} is not there: prompts from it absent")
                 continue
-            if not _same_content(path, sha):
+            if not same_content(path, sha):
                 results.notes.append(f"task file {shown} changed since scoring: not used")
                 continue
             try:
@@ -651,19 +459,19 @@ class _Loader:
         """Pairs from the pair files the verdict bindings name (prefjudge pair JSONL only)."""
         wanted = {str(p["record"].get("pair_id")) for p in self.results.pairs}
         for verdicts in self.verdict_files:
-            for path, sha in _bound_inputs(verdicts, "pairs"):
+            for path, sha in bound_inputs(verdicts, "pairs"):
                 if not wanted - self.pair_index.keys():
                     return
-                shown = f"{path} (named by {_shown(verdicts, self.root)}{BINDING_SUFFIX})"
-                if not path.is_file() or not _same_content(path, sha):
+                shown = f"{path} (named by {shown_path(verdicts, self.root)}{BINDING_SUFFIX})"
+                if not path.is_file() or not same_content(path, sha):
                     self.results.notes.append(
                         f"pair file {shown} is not there or changed since judging: not used")
                     continue
                 try:
-                    objects = list(_objects(path, str(path)))
+                    objects = list(read_objects(path, str(path)))
                 except (InputError, *READ_ERRORS):
                     continue
-                if _sniff(objects[:_SNIFF]) != "pair":
+                if sniff_kind(objects[:SNIFF]) != "pair":
                     self.unread_pair_files.append(shown)
                     continue
                 added = 0
@@ -763,6 +571,9 @@ def load_results(root: str | Path) -> Results:
 __all__ = [
     "KIND_NAMES",
     "LEADERBOARD",
+    "MAX_JSON_BYTES",
+    "MAX_LEADERBOARD_ROWS",
+    "RUN_SIDE_FILES",
     "Results",
     "SourceFile",
     "find_files",

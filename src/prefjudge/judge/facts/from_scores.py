@@ -35,7 +35,6 @@ both sides were found here, else ``A: scores <file>; B: judged here`` and the li
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prefjudge.io import read_records
-from prefjudge.journal import binding_path, file_fingerprint
+from prefjudge.journal import file_fingerprint, read_binding
 from prefjudge.judge.facts.correctness import response_code
 from prefjudge.judge.facts.provenance import HERE, Known, fact_source
 from prefjudge.records import CheckResult, FuncResult, InstructionRef, Pair, ScoredSample
@@ -100,11 +99,8 @@ class _TestsValid:
 
 def _binding(path: Path) -> _TestsValid:
     """The test conditions of a score file (all off without a readable ``score`` binding)."""
-    try:
-        data = json.loads(binding_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return _TestsValid()
-    if not isinstance(data, dict) or data.get("stage") != "score":
+    data = read_binding(path)
+    if data is None or data.get("stage") != "score":
         return _TestsValid()
     settings = data.get("settings") or {}
     tasks = (data.get("inputs") or {}).get("tasks") or []

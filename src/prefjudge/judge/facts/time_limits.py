@@ -14,6 +14,12 @@ correctness fact, by :func:`efficiency_from_tests`; the evidence judge
 - any other failure (a wrong answer, a crash, both failing or both timing out):
   ``insufficient``, since cost is compared only between correct responses.
 
+Between two responses that both pass, the measurement has one more rule of the same kind,
+on the tasks' scaled inputs (:mod:`prefjudge.judge.facts.perf_inputs.measure`): a side
+that fails there (a wrong output, a raise, its time limit) where the other returns the
+reference's output loses efficiency; both failing there sends the pair back to the task's
+own inputs.
+
 A fact decided from the tests keeps the correctness fact's ``source`` (the test outcomes it
 rests on may be the score stage's: :mod:`prefjudge.judge.facts.from_scores`).
 """

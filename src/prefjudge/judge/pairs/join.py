@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from prefjudge.io import InputError, InputIssue
-from prefjudge.records import Generation, Pair, generation_failed
+from prefjudge.records import Generation, Pair, generation_failed, generation_id
 from prefjudge.scoring.formats import read_generations
 
 JOIN_FIELDS: tuple[str, ...] = ("protocol", "k", "sample")
@@ -110,15 +110,13 @@ def _key(gen: Generation, fields: tuple[str, ...]) -> _Key:
 
 
 def _label(key: _Key, fields: tuple[str, ...]) -> str:
-    """``task_id`` then ``::protocol``, ``::k<k>``, ``::s<sample>`` for the fields used.
+    """The key's :func:`~prefjudge.records.generation_id`, of the fields used.
 
     With all three fields this is the ``prefjudge generate`` record id
-    (``{task_id}::{protocol}::k{k}::s{sample}``).
+    (``{task_id}::{protocol}::k{k}::s{sample}``); a field not used is left out.
     """
-    prefix = {"protocol": "", "k": "k", "sample": "s"}
-    return str(key[0]) + "".join(
-        f"::{prefix[f]}{value}" for f, value in zip(fields, key[1:], strict=True)
-    )
+    used = dict(zip(fields, key[1:], strict=True))
+    return generation_id(str(key[0]), used.get("protocol"), used.get("k"), used.get("sample"))
 
 
 def _first_per_key(
@@ -223,59 +221,67 @@ def join_generations(
     fields = _join_fields([records_a, records_b], notes)
     gens_a = _first_per_key(path_a, records_a, fields, notes)
     gens_b = _first_per_key(path_b, records_b, fields, notes)
-    only_a = [_label(k, fields) for k in gens_a if k not in gens_b]
-    only_b = [_label(k, fields) for k in gens_b if k not in gens_a]
-    if only_a:
-        notes.append(f"{len(only_a)} {_unit(fields)}(s) only in {path_a}: {_listing(only_a)}")
-    if only_b:
-        notes.append(f"{len(only_b)} {_unit(fields)}(s) only in {path_b}: {_listing(only_b)}")
-    pairs: list[Pair] = []
-    issues: list[InputIssue] = []
-    waiting: list[str] = []
+    for path, mine, other in ((path_a, gens_a, gens_b), (path_b, gens_b, gens_a)):
+        only = [_label(k, fields) for k in mine if k not in other]
+        if only:
+            notes.append(f"{len(only)} {_unit(fields)}(s) only in {path}: {_listing(only)}")
+    joined = Joined([], notes, [], [])
     for key, (line_a, gen_a) in gens_a.items():
-        if key not in gens_b:
-            continue
-        gen_b = gens_b[key][1]
-        pair_id = f"{_label(key, fields)}:{gen_a.model}:{gen_b.model}"
-        if generation_failed(gen_a) or generation_failed(gen_b):
-            waiting.append(pair_id)
-            continue
-        task_id = gen_a.task_id
-        instruction = _instruction(task_id, prompts, gen_a, gen_b)
-        if instruction is None:
-            message = (
-                f"no instruction for task {task_id!r}: name its tasks with --tasks (the "
-                "benchmark's task file or dataset), or give the generation a 'prompt' field"
-                if prompts is None
-                else f"no instruction for task {task_id!r}: it is in none of the --tasks "
-                "sources given (add its benchmark with another --tasks), and neither "
-                "generation has a 'prompt' field"
-            )
-            issues.append(InputIssue(str(path_a), line_a, "prompt", message))
-            continue
-        pairs.append(
-            Pair(
-                pair_id=pair_id,
-                task_id=task_id,
-                instruction=instruction,
-                response_a=gen_a.response,
-                response_b=gen_b.response,
-                model_a=gen_a.model,
-                model_b=gen_b.model,
-                source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
-                instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions else [],
-                response_a_is_code=gen_a.response_is_code,
-                response_b_is_code=gen_b.response_is_code,
-                **dict(zip(fields, key[1:], strict=True)),
-            )
-        )
-    if waiting:
+        if key in gens_b:
+            _join_one(joined, key, fields, (path_a, line_a, gen_a), (path_b, gens_b[key][1]),
+                      prompts)
+    if joined.waiting:
         notes.append(
-            f"{len(waiting)} pair(s) not judged: a side's model call failed, so there is no "
-            f"answer to judge; they wait for it to be made again (--retry-errors): "
-            f"{_listing(waiting)}"
+            f"{len(joined.waiting)} pair(s) not judged: a side's model call failed, so there "
+            "is no answer to judge; they wait for it to be made again (--retry-errors): "
+            f"{_listing(joined.waiting)}"
         )
-    return Joined(pairs, notes, issues, waiting)
+    return joined
+
+
+def _join_one(
+    joined: Joined,
+    key: _Key,
+    fields: tuple[str, ...],
+    side_a: tuple[str | os.PathLike[str], int, Generation],
+    side_b: tuple[str | os.PathLike[str], Generation],
+    prompts: Mapping[str, str] | None,
+) -> None:
+    """Add the pair of one key to ``joined``: a pair, a pair waiting, or an issue."""
+    (path_a, line_a, gen_a), (path_b, gen_b) = side_a, side_b
+    pair_id = f"{_label(key, fields)}:{gen_a.model}:{gen_b.model}"
+    if generation_failed(gen_a) or generation_failed(gen_b):
+        joined.waiting.append(pair_id)
+        return
+    task_id = gen_a.task_id
+    instruction = _instruction(task_id, prompts, gen_a, gen_b)
+    if instruction is None:
+        message = (
+            f"no instruction for task {task_id!r}: name its tasks with --tasks (the "
+            "benchmark's task file or dataset), or give the generation a 'prompt' field"
+            if prompts is None
+            else f"no instruction for task {task_id!r}: it is in none of the --tasks "
+            "sources given (add its benchmark with another --tasks), and neither "
+            "generation has a 'prompt' field"
+        )
+        joined.issues.append(InputIssue(str(path_a), line_a, "prompt", message))
+        return
+    joined.pairs.append(
+        Pair(
+            pair_id=pair_id,
+            task_id=task_id,
+            instruction=instruction,
+            response_a=gen_a.response,
+            response_b=gen_b.response,
+            model_a=gen_a.model,
+            model_b=gen_b.model,
+            source=f"generations:{Path(path_a).name}+{Path(path_b).name}",
+            instructions=gen_a.instructions if gen_a.instructions == gen_b.instructions else [],
+            response_a_is_code=gen_a.response_is_code,
+            response_b_is_code=gen_b.response_is_code,
+            **dict(zip(fields, key[1:], strict=True)),
+        )
+    )
 
 
 def _instruction(

@@ -26,291 +26,82 @@ by ``unshare``). It reads ``RUN_DIR/config.json`` and ``RUN_DIR/in/*``, then:
 with the rest of the host's tree when the launcher pivots into the new root.
 
 It never runs model-written code itself and never prints unless setup fails.
+
+Its system calls (``_pj_kernel.py``), the seccomp filter (``_pj_seccomp.py``) and the minimal
+root (``_pj_root.py``) are modules of their own beside it, loaded by path (:func:`_sibling`)
+and re-exported here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
-import re
 import resource
 import signal
 import stat
 import sys
 import time
+import types
 
-MS_RDONLY = 1
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_NOEXEC = 8
-MS_REMOUNT = 32
-MS_NOATIME = 1024
-MS_NODIRATIME = 2048
-MS_BIND = 4096
-MS_MOVE = 8192
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
-MS_RELATIME = 1 << 21
-MS_STRICTATIME = 1 << 24
-
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_CHILD_SUBREAPER = 36
-PR_CAPBSET_DROP = 24
-PR_SET_SECUREBITS = 28
-PR_CAP_AMBIENT = 47
-PR_CAP_AMBIENT_CLEAR_ALL = 4
-SECBIT_NOROOT_AND_LOCK = 0x3
-CAP_VERSION_3 = 0x20080522
-
-PSEUDO_FILESYSTEMS = {
-    "autofs",
-    "binfmt_misc",
-    "bpf",
-    "cgroup",
-    "cgroup2",
-    "configfs",
-    "debugfs",
-    "devpts",
-    "devtmpfs",
-    "efivarfs",
-    "fusectl",
-    "hugetlbfs",
-    "mqueue",
-    "nsfs",
-    "proc",
-    "pstore",
-    "rpc_pipefs",
-    "securityfs",
-    "sysfs",
-    "tracefs",
-}
-
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_ENTRIES = (
-    "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "resolv.conf", "gai.conf",
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "ssl",
-    "ca-certificates", "ca-certificates.conf", "pki", "mime.types", "protocols", "services",
-    "os-release", "debian_version", "lsb-release", "fonts", "alternatives", "locale.alias",
-    "locale.gen", "shells", "matplotlibrc",
-)
-DEVICES = ("null", "zero", "full", "random", "urandom")
-MNT_DETACH = 2
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 NS_WORK_DIR = "/tmp/work"
 NS_HARNESS_DIR = "/tmp/.prefjudge-harness"
-SCRATCH_STAGING = "/.prefjudge-scratch"  # where a zygote's run builds its fresh /tmp
-SCRATCH_DIRS = ("/tmp", "/var/tmp")
 RESULT_NAME = ".prefjudge-result.json"
 RESULT_MAX_BYTES = 1 << 20
 OUTPUTS_NAME = ".prefjudge-outputs.jsonl"  # what prefjudge compares outside (EvalPlus, stdio)
 OUTPUTS_MAX_BYTES = 32 << 20
-SMALL_SCRATCH_FILES = 1_000  # most files on /var/tmp and /dev/shm
-RESERVED_FILES = 64  # the work and harness dirs, the harness's files, the inputs
 EXIT_SETUP_FAILED = 70
 EXIT_EXEC_FAILED = 71
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_ulong,
-    ctypes.c_char_p,
-]
-_libc.prctl.argtypes = [
-    ctypes.c_int,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-]
+
+def _sibling(name: str) -> types.ModuleType:
+    """Import ``name`` from this file's folder, once (``-I`` keeps it off ``sys.path``)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-# --- the seccomp filter of the harness and everything it starts ------------------------------
-#
-# Namespaces, mounts, tracing and a few kernel interfaces the tests never need are refused
-# with EPERM: no new user (or other) namespace from inside, no mount, no ptrace or
-# process_vm_readv of a neighbour, no bpf, perf events, userfaultfd, keyrings or modules.
-# clone is allowed without namespace flags (threads, fork); clone3, whose flags the filter
-# cannot read, answers ENOSYS, on which the C library falls back to clone. A system call
-# of another ABI than the launcher's (32-bit int 0x80, x32) kills the process.
-
-AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-X32_SYSCALL_BIT = 0x40000000
-SECCOMP_RET_KILL_PROCESS = 0x80000000
-SECCOMP_RET_ERRNO = 0x00050000
-SECCOMP_RET_ALLOW = 0x7FFF0000
-EPERM, ENOSYS = 1, 38
-# namespace flags of clone (CLONE_NEWTIME is left out: clone's low byte is a signal number)
-CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 \
-    | 0x20000000 | 0x40000000
-REFUSED_SYSCALLS = {  # name: (x86_64, aarch64)
-    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39),
-    "pivot_root": (155, 41), "chroot": (161, 51), "ptrace": (101, 117),
-    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "keyctl": (250, 219),
-    "add_key": (248, 217), "request_key": (249, 218), "bpf": (321, 280),
-    "perf_event_open": (298, 241), "userfaultfd": (323, 282), "open_tree": (428, 428),
-    "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431),
-    "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442),
-    "kexec_load": (246, 104), "init_module": (175, 105), "finit_module": (313, 273),
-    "delete_module": (176, 106),
-}
-CLONE = (56, 220)
-CLONE3 = (435, 435)
-
-_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
-    """The filter as ``(code, jt, jf, k)`` instructions for this machine's ABI.
-
-    Raises:
-        SetupError: On an architecture the filter does not know.
-    """
-    if machine not in AUDIT_ARCH:
-        raise SetupError(f"no seccomp filter for architecture {machine!r}")
-    column = 0 if machine == "x86_64" else 1
-    refused = sorted({numbers[column] for numbers in REFUSED_SYSCALLS.values()})
-    # Labels are resolved below: each jump is (label if true, label if false).
-    program: list[tuple] = [
-        (_LD_W_ABS, None, None, 4),  # seccomp_data.arch
-        (_JEQ, "next", "kill", AUDIT_ARCH[machine]),
-        (_LD_W_ABS, None, None, 0),  # seccomp_data.nr
-    ]
-    if machine == "x86_64":
-        program.append((_JGE, "eperm", "next", X32_SYSCALL_BIT))
-    program += [(_JEQ, "eperm", "next", number) for number in refused]
-    program += [
-        (_JEQ, "enosys", "next", CLONE3[column]),
-        (_JEQ, "next", "allow", CLONE[column]),
-        (_LD_W_ABS, None, None, 16),  # low word of args[0]: clone's flags
-        (_JSET, "eperm", "allow", CLONE_NAMESPACE_FLAGS),
-    ]
-    targets = {"allow": SECCOMP_RET_ALLOW, "eperm": SECCOMP_RET_ERRNO | EPERM,
-               "enosys": SECCOMP_RET_ERRNO | ENOSYS, "kill": SECCOMP_RET_KILL_PROCESS}
-    where = {name: len(program) + index for index, name in enumerate(targets)}
-    resolved = []
-    for index, (code, jt, jf, k) in enumerate(program):
-        if code in (_JEQ, _JGE, _JSET):
-            jt, jf = (0 if label == "next" else where[label] - index - 1 for label in (jt, jf))
-        resolved.append((code, jt or 0, jf or 0, k))
-    return resolved + [(_RET, 0, 0, value) for value in targets.values()]
-
-
-def install_seccomp_filter() -> None:
-    """Install the filter on this process (inherited by everything it execs and forks).
-
-    Needs ``no_new_privs`` first when unprivileged.
-    """
-    import platform
-
-    instructions = seccomp_program(platform.machine())
-    array = (_SockFilter * len(instructions))(*[_SockFilter(*ins) for ins in instructions])
-    program = _SockFprog(len(instructions), array)
-    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(program), 0, 0):
-        err = ctypes.get_errno()
-        raise OSError(err, f"seccomp filter: {os.strerror(err)}")
-
-
-class SetupError(Exception):
-    """The sandbox could not be set up as configured."""
+# The system calls, the seccomp filter and the minimal root live in modules of their own,
+# loaded here in this order (each later one, and the imports below, find the earlier ones in
+# sys.modules); the names the zygote and the tests reach here are re-exported.
+for _name in ("_pj_kernel", "_pj_seccomp", "_pj_root"):
+    _sibling(_name)
+del _name
+from _pj_kernel import (  # noqa: E402
+    CAP_VERSION_3,
+    PR_CAP_AMBIENT,
+    PR_CAP_AMBIENT_CLEAR_ALL,
+    PR_CAPBSET_DROP,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    PR_SET_SECUREBITS,
+    SECBIT_NOROOT_AND_LOCK,
+    SetupError,
+    _libc,
+    prctl,
+)
+from _pj_root import enter_minimal_root  # noqa: E402
+from _pj_root import limit_ipc as limit_ipc  # noqa: E402
+from _pj_root import renew_scratch as renew_scratch  # noqa: E402
+from _pj_seccomp import AUDIT_ARCH as AUDIT_ARCH  # noqa: E402
+from _pj_seccomp import install_seccomp_filter  # noqa: E402
+from _pj_seccomp import seccomp_program as seccomp_program  # noqa: E402
 
 
 class _Deadline(BaseException):
     """Raised by the SIGALRM handler when the wall-clock limit is reached."""
-
-
-def _encode(value: str | None) -> bytes | None:
-    return None if value is None else os.fsencode(value)
-
-
-def mount(
-    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
-) -> None:
-    """Mount a filesystem (the mount system call), raising OSError on failure."""
-    if _libc.mount(_encode(source), _encode(target), _encode(fstype), flags, _encode(data)):
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {target}: {os.strerror(err)}")
-
-
-def prctl(option: int, arg: int = 0) -> int:
-    """Call the prctl system call with one argument, raising OSError on failure."""
-    res = _libc.prctl(option, arg, 0, 0, 0)
-    if res == -1:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
-    return res
-
-
-def _mount_flags_of(path: str) -> int:
-    """Per-mount flags to keep when remounting ``path`` (locked in user namespaces)."""
-    f_flag = os.statvfs(path).f_flag
-    flags = 0
-    for st_flag, ms_flag in (
-        (os.ST_NOSUID, MS_NOSUID),
-        (os.ST_NODEV, MS_NODEV),
-        (os.ST_NOEXEC, MS_NOEXEC),
-        (os.ST_NOATIME, MS_NOATIME),
-        (os.ST_NODIRATIME, MS_NODIRATIME),
-        (os.ST_RELATIME, MS_RELATIME),
-    ):
-        if f_flag & st_flag:
-            flags |= ms_flag
-    if not f_flag & (os.ST_NOATIME | os.ST_RELATIME):
-        flags |= MS_STRICTATIME
-    return flags
-
-
-def remount_readonly(path: str) -> None:
-    """Make the mount at ``path`` read-only in this mount namespace."""
-    mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _mount_flags_of(path))
-
-
-def _unescape(field: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def list_mounts() -> list[tuple[str, str]]:
-    """Return ``(mount point, filesystem type)`` for every mount visible here."""
-    mounts = []
-    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        for line in handle:
-            fields = line.split()
-            sep = fields.index("-")
-            mounts.append((_unescape(fields[4]), fields[sep + 1]))
-    return mounts
-
-
-def make_everything_readonly() -> list[str]:
-    """Remount every mount read-only; return the ones that could not be (tolerated)."""
-    tolerated = []
-    for point, fstype in list_mounts():
-        try:
-            remount_readonly(point)
-        except OSError as exc:
-            try:
-                already_ro = bool(os.statvfs(point).f_flag & os.ST_RDONLY)
-            except OSError:
-                already_ro = True  # hidden under another mount: unreachable anyway
-            if not (already_ro or fstype in PSEUDO_FILESYSTEMS):
-                raise SetupError(f"cannot make {point} read-only: {exc}") from exc
-            tolerated.append(f"{point} ({fstype}): {exc.strerror}")
-    return tolerated
 
 
 def scratch_exhausted(path: str) -> list[str]:
@@ -574,222 +365,6 @@ def wait_for(pid: int, timeout_s: float) -> tuple[int | None, bool]:
         return None, False
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def bind_readonly(source: str, target: str) -> None:
-    """Bind ``source`` (and the mounts under it) at ``target``, read-only.
-
-    ``target`` is made first: a directory, or an empty file for a file. Symbolic links are
-    copied as links, so that they resolve inside the new root as outside it.
-    """
-    if os.path.islink(source):
-        os.symlink(os.readlink(source), target)
-        return
-    if os.path.isdir(source):
-        os.makedirs(target, 0o755, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-    mount(source, target, None, MS_BIND | MS_REC)
-    remount_readonly(target)
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    """``paths`` without those inside another one of them."""
-    kept: list[str] = []
-    for path in sorted(set(paths)):
-        if not any(path == other or path.startswith(other.rstrip("/") + "/") for other in kept):
-            kept.append(path)
-    return kept
-
-
-def scratch_tops(exposed: list[str]) -> list[str]:
-    """The top folders of the interpreter's paths that lie under /tmp or /var/tmp.
-
-    An interpreter there (a CI clone's venv) needs its parent folders made on the
-    scratch tmpfs, and bound onto themselves read-only: no place for the code to write
-    (in userns mode the code would own them).
-    """
-    tops = set()
-    for path in _outermost(exposed):
-        for scratch in SCRATCH_DIRS:
-            if path.startswith(scratch + "/"):
-                tops.add(scratch + "/" + path[len(scratch) + 1:].split("/")[0])
-    return sorted(tops)
-
-
-def _scratch_options(path: str, limits: dict) -> str:
-    disk_mb, max_files = limits["disk_mb"], limits["max_files"]
-    if path == "/tmp":
-        return f"size={disk_mb}m,nr_inodes={max_files + RESERVED_FILES},mode=1777"
-    return f"size={min(disk_mb, 64)}m,nr_inodes={SMALL_SCRATCH_FILES},mode=1777"
-
-
-def build_root(root: str, config: dict) -> None:
-    """Fill the new root: system dirs, the interpreter, a minimal /etc and /dev, /proc.
-
-    Only these are visible to the code, read-only; no home, project, socket folder
-    (/run), or sibling of the interpreter's folders. Scratch space (/tmp, /var/tmp,
-    /dev/shm) is fresh tmpfs, limited in size and in files.
-    """
-    limits = config["limits"]
-    for path in SCRATCH_DIRS:
-        target = root + path
-        os.makedirs(target, 0o755, exist_ok=True)
-        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, _scratch_options(path, limits))
-    for path in SYSTEM_DIRS:
-        if os.path.lexists(path):
-            bind_readonly(path, root + path)
-    for path in _outermost(config["exposed"]):
-        if not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
-            bind_readonly(path, root + path)
-    for top in scratch_tops(config["exposed"]):
-        mount(root + top, root + top, None, MS_BIND | MS_REC)
-        remount_readonly(root + top)
-    os.mkdir(root + SCRATCH_STAGING, 0o755)
-    os.mkdir(root + "/etc", 0o755)
-    for name in ETC_ENTRIES:
-        if os.path.lexists(f"/etc/{name}"):
-            bind_readonly(f"/etc/{name}", f"{root}/etc/{name}")
-    dev = root + "/dev"
-    os.mkdir(dev, 0o755)
-    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
-    for name in DEVICES:
-        os.close(os.open(f"{dev}/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
-        mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, f"{dev}/{name}")
-    os.mkdir(dev + "/shm", 0o1777)
-    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-          _scratch_options("/dev/shm", limits))
-    # Read-only from here: in userns mode the code is uid 0 of the namespace and would own
-    # what is left writable (/dev/shm, /tmp and /var/tmp are meant to be).
-    mount(None, dev, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
-    os.mkdir(root + "/proc", 0o555)
-    mount("/proc", root + "/proc", None, MS_BIND | MS_REC)  # this pid namespace's /proc
-    remount_readonly(root + "/proc")
-
-
-def renew_scratch(config: dict) -> None:
-    """Give a zygote's run its own scratch space and /proc, inside the zygote's root.
-
-    Called by the run's supervisor, pid 1 of a fresh pid namespace, in a fresh mount
-    namespace copied from the zygote's (so nothing mounted here reaches the zygote or
-    another run). /tmp and /var/tmp are new tmpfs, built at :data:`SCRATCH_STAGING` with
-    the interpreter's folders bound back in (:func:`scratch_tops`) and then moved over the
-    zygote's; /dev/shm is a new tmpfs; /proc is this pid namespace's (read-only, once the
-    run's System V IPC is bounded through it: :func:`limit_ipc`).
-    """
-    limits = config["limits"]
-    mount(None, "/", None, MS_REC | MS_PRIVATE)
-    tops = scratch_tops(config["exposed"])
-    for path in SCRATCH_DIRS:
-        mount("tmpfs", SCRATCH_STAGING, "tmpfs", MS_NOSUID | MS_NODEV,
-              _scratch_options(path, limits))
-        for top in tops:
-            if top.startswith(path + "/"):
-                target = SCRATCH_STAGING + top[len(path):]
-                os.mkdir(target, 0o755)
-                mount(top, target, None, MS_BIND | MS_REC)
-                remount_readonly(target)
-        mount(SCRATCH_STAGING, path, None, MS_MOVE)
-    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-          _scratch_options("/dev/shm", limits))
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    limit_ipc(limits)  # what it could not set, the zygote's own start already said
-    remount_readonly("/proc")
-
-
-def ipc_limits(limits: dict) -> dict[str, str]:
-    """The System V IPC limits of a run's IPC namespace, as ``/proc/sys`` file: value.
-
-    The kernel's defaults are near unlimited (shared memory up to 16 EiB in 4,096
-    segments, 32,000 message queues of 16 KiB, a billion semaphores), and IPC objects
-    are counted in no rlimit: a segment filled and detached holds its memory outside
-    ``RLIMIT_AS``. Here all shared memory together holds at most the run's memory limit,
-    in at most 64 segments; message queues hold at most 32 x 16 KiB; semaphores take the
-    kernel's old defaults (at most 32,000). POSIX message queues are already bounded by
-    ``RLIMIT_MSGQUEUE`` (800 KiB per user).
-    """
-    page = os.sysconf("SC_PAGE_SIZE")
-    shm_bytes = int(limits["memory_mb"]) * 1024 * 1024
-    return {
-        "kernel/shmmax": str(shm_bytes),
-        "kernel/shmall": str(max(1, shm_bytes // page)),
-        "kernel/shmmni": "64",
-        "kernel/msgmni": "32",
-        "kernel/msgmnb": "16384",
-        "kernel/msgmax": "8192",
-        "kernel/sem": "250 32000 32 128",
-    }
-
-
-def limit_ipc(limits: dict, proc: str = "/proc") -> list[str]:
-    """Bound System V IPC in this process's IPC namespace (:func:`ipc_limits`).
-
-    Needs a writable ``proc`` and a fresh IPC namespace of the caller's own (the limits
-    are the namespace's, so a run sets those of its own only). Root can always write
-    them; in a user namespace, older kernels may refuse (tolerated: said in a note).
-
-    Returns:
-        The limits that could not be set, with why.
-    """
-    refused = []
-    for name, value in ipc_limits(limits).items():
-        try:
-            with open(f"{proc}/sys/{name}", "w", encoding="ascii") as handle:
-                handle.write(value)
-        except OSError as exc:
-            refused.append(f"System V IPC limit {name} not set: {exc.strerror}")
-    return refused
-
-
-def pivot_into(root: str) -> None:
-    """Make ``root`` the root of this mount namespace and drop every other mount."""
-    import platform
-
-    number = SYS_PIVOT_ROOT.get(platform.machine())
-    if number is None:
-        raise SetupError(f"no pivot_root number for architecture {platform.machine()!r}")
-    os.chdir(root)
-    os.mkdir(".old-root", 0o700)
-    if _libc.syscall(number, b".", b".old-root") != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"pivot_root: {os.strerror(err)}")
-    if _libc.umount2(b"/.old-root", MNT_DETACH) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"umount2 of the old root: {os.strerror(err)}")
-    os.rmdir("/.old-root")
-    os.chdir("/")
-
-
-def enter_minimal_root(config: dict, run_dir: str) -> list[str]:
-    """Build the minimal root in ``run_dir/root`` and pivot into it (namespace modes).
-
-    System V IPC of the (fresh) IPC namespace is bounded first (:func:`limit_ipc`), while
-    ``/proc`` is still writable.
-
-    Returns:
-        The IPC limits that could not be set and the mounts that could not be made
-        read-only, tolerated.
-
-    Raises:
-        SetupError: Not pid 1 of a new pid namespace, or a mount that must be read-only
-            cannot be made so.
-        OSError: A mount failed.
-    """
-    if os.getpid() != 1:
-        raise SetupError("the launcher is not the first process of a new pid namespace")
-    root = os.path.join(run_dir, "root")
-    os.mkdir(root, 0o755)
-    refused = limit_ipc(config["limits"])  # through unshare's /proc, while it is writable
-    notes = refused + make_everything_readonly()  # binds of read-only mounts stay read-only
-    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
-    build_root(root, config)
-    pivot_into(root)  # the host's tree, our run dir (the nonce) included, is gone
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    return notes
 
 
 def prepare(config: dict, run_dir: str) -> tuple[str, str, dict[str, str], list[str]]:

@@ -32,11 +32,13 @@ from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
-from prefjudge.records import CheckResult
 from prefjudge.scoring.profiles import Profile, get_profile
-from prefjudge.scoring.verify.engine import Item, item_code, item_is_code
+
+if TYPE_CHECKING:  # imported where used: starting the process must not wait on them
+    from prefjudge.records import CheckResult
+    from prefjudge.scoring.verify.engine import Item
 
 _PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool, str | None]
 _PackedResult = tuple[str, dict[str, Any], str, str]
@@ -70,6 +72,8 @@ class PendingResults:
         Raises:
             VerifyProcessError: When the process failed or died before it finished.
         """
+        from prefjudge.records import CheckResult
+
         packed = self.packed()
         construct = CheckResult.model_construct
         return [[construct(id=ident, params=params, status=status, reason=reason)
@@ -148,6 +152,8 @@ class VerifyProcess:
         Raises:
             VerifyProcessError: When the process is closed.
         """
+        from prefjudge.scoring.verify.engine import item_code, item_is_code
+
         packed: list[_PackedItem] = [
             (item[0], [(ref.id, ref.params) for ref in item[1]], item_is_code(item),
              item_code(item))

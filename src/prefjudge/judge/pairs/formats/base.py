@@ -1,9 +1,14 @@
-"""What the pair-format readers share: making a pair of a row, unique ids, finishing a load."""
+"""What the pair-format readers share: checking a row, making a pair of it, unique ids, finishing.
+
+A row converter (``codeprefbench_pairs``, ``bigcodereward_pairs``) runs
+:func:`convert_rows` with its one-row function, which collects the row's problems in a
+:class:`RowIssues` and makes the pair with :func:`make_pair`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,6 +32,65 @@ def make_pair(spath: str, number: int, fields: dict[str, Any]) -> Pair | list[In
         return Pair.model_validate(fields)
     except ValidationError as exc:
         return validation_issues(spath, number, exc)
+
+
+class RowIssues(list[InputIssue]):
+    """The problems found in one row (a list of issues), and the checks converters share.
+
+    Args:
+        spath: Where the row is from (a path or ``hub:NAME[SPLIT]``).
+        number: The row's line or row number.
+    """
+
+    def __init__(self, spath: str, number: int) -> None:
+        super().__init__()
+        self.spath = spath
+        self.number = number
+
+    def bad(self, field: str, message: str) -> None:
+        """Note a problem with ``field``."""
+        self.append(InputIssue(self.spath, self.number, field, message))
+
+    def key(self, data: Mapping[str, Any], field: str) -> Any:
+        """``data[field]``, noted as a problem unless it is a non-empty string (an id)."""
+        value = data.get(field)
+        if not isinstance(value, str) or not value:
+            self.bad(field, "expected a non-empty string")
+        return value
+
+    def text(self, data: Mapping[str, Any], field: str) -> Any:
+        """``data[field]``, noted as a problem unless it is a string (an instruction)."""
+        value = data.get(field)
+        if not isinstance(value, str):
+            self.bad(field, "expected a string")
+        return value
+
+
+def convert_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | InputIssue]],
+    convert: Callable[[int, dict[str, Any]], Pair | list[InputIssue]],
+) -> tuple[list[Pair], list[InputIssue]]:
+    """Each row made a pair by ``convert``, in order; rows already issues, and problems, kept.
+
+    Args:
+        rows: ``(line or row number, record or issue)`` pairs.
+        convert: ``convert(number, record)``: the row's pair, or its issues.
+
+    Returns:
+        ``(pairs, issues)``.
+    """
+    pairs: list[Pair] = []
+    issues: list[InputIssue] = []
+    for number, data in rows:
+        if isinstance(data, InputIssue):
+            issues.append(data)
+            continue
+        made = convert(number, data)
+        if isinstance(made, list):
+            issues.extend(made)
+        else:
+            pairs.append(made)
+    return pairs, issues
 
 
 def unknown_keys(record: Mapping[str, Any]) -> str:

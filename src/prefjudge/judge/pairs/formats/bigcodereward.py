@@ -12,7 +12,13 @@ from typing import Any
 
 from prefjudge.io import InputError, InputIssue, iter_objects
 from prefjudge.judge.pairs.evidence import EVIDENCE_CHARS, shorten
-from prefjudge.judge.pairs.formats.base import UniqueIds, finish, make_pair
+from prefjudge.judge.pairs.formats.base import (
+    RowIssues,
+    UniqueIds,
+    convert_rows,
+    finish,
+    make_pair,
+)
 from prefjudge.judge.pairs.formats.registry import PairFormatSpec, register_pair_format
 from prefjudge.records import Pair, Side
 
@@ -83,18 +89,9 @@ def bigcodereward_pairs(
         ``(pairs, issues)``.
     """
     unique = UniqueIds()
-    pairs: list[Pair] = []
-    issues: list[InputIssue] = []
-    for number, data in rows:
-        if isinstance(data, InputIssue):
-            issues.append(data)
-            continue
-        made = _bigcodereward_pair(spath, number, data, source, unique)
-        if isinstance(made, list):
-            issues.extend(made)
-        else:
-            pairs.append(made)
-    return pairs, issues
+    return convert_rows(
+        rows, lambda number, data: _bigcodereward_pair(spath, number, data, source, unique)
+    )
 
 
 def _parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -138,17 +135,10 @@ def _bigcodereward_pair(
     source: str,
     unique: UniqueIds,
 ) -> Pair | list[InputIssue]:
-    issues: list[InputIssue] = []
-
-    def bad(field: str, message: str) -> None:
-        issues.append(InputIssue(spath, number, field, message))
-
-    session = data.get("chat_session_id")
-    if not isinstance(session, str) or not session:
-        bad("chat_session_id", "expected a non-empty string")
-    instruction = data.get("instruction")
-    if not isinstance(instruction, str):
-        bad("instruction", "expected a string")
+    issues = RowIssues(spath, number)
+    bad = issues.bad
+    session = issues.key(data, "chat_session_id")
+    instruction = issues.text(data, "instruction")
     raw_vote = data.get("human_vote")
     label = BIGCODEREWARD_VOTES.get(raw_vote.strip().lower()) if isinstance(raw_vote, str) else None
     if label is None:
@@ -156,10 +146,7 @@ def _bigcodereward_pair(
         bad("human_vote", f"unknown vote {raw_vote!r} (expected one of {known})")
     models = {}
     for side in ("A", "B"):
-        model = data.get(f"model_{side}")
-        if not isinstance(model, str) or not model:
-            bad(f"model_{side}", "expected a non-empty string")
-        models[side] = model
+        models[side] = issues.key(data, f"model_{side}")
     responses = {side: _bigcodereward_response(data, side, bad) for side in ("A", "B")}
     category = data.get("category_name")
     if category is not None and not isinstance(category, str):

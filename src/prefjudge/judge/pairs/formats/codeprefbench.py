@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from prefjudge.io import InputIssue, iter_objects
-from prefjudge.judge.pairs.formats.base import UniqueIds, finish, make_pair
+from prefjudge.judge.pairs.formats.base import (
+    RowIssues,
+    UniqueIds,
+    convert_rows,
+    finish,
+    make_pair,
+)
 from prefjudge.judge.pairs.formats.registry import PairFormatSpec, Rows, register_pair_format
 from prefjudge.records import Pair, Side
 
@@ -90,38 +96,20 @@ def codeprefbench_pairs(rows: Rows, spath: str, source: str) -> tuple[list[Pair]
         ``(pairs, issues)``.
     """
     unique = UniqueIds()
-    pairs: list[Pair] = []
-    issues: list[InputIssue] = []
-    criterion = codeprefbench_criterion(spath)
-    for number, data in rows:
-        if isinstance(data, InputIssue):
-            issues.append(data)
-            continue
-        made = _codeprefbench_pair(spath, number, data, unique, {
-            "source": source, "criterion": criterion
-        })
-        if isinstance(made, list):
-            issues.extend(made)
-        else:
-            pairs.append(made)
-    return pairs, issues
+    shared = {"source": source, "criterion": codeprefbench_criterion(spath)}
+    return convert_rows(
+        rows, lambda number, data: _codeprefbench_pair(spath, number, data, unique, shared)
+    )
 
 
 def _codeprefbench_pair(
     spath: str, number: int, data: dict[str, Any], unique: UniqueIds, shared: dict[str, Any]
 ) -> Pair | list[InputIssue]:
     """One CodePrefBench row as a pair (``shared``: its ``source`` and ``criterion``)."""
-    issues: list[InputIssue] = []
-
-    def bad(field: str, message: str) -> None:
-        issues.append(InputIssue(spath, number, field, message))
-
-    task_id = data.get("task_id")
-    if not isinstance(task_id, str) or not task_id:
-        bad("task_id", "expected a non-empty string")
-    instruction = data.get("instruction")
-    if not isinstance(instruction, str):
-        bad("instruction", "expected a string")
+    issues = RowIssues(spath, number)
+    bad = issues.bad
+    task_id = issues.key(data, "task_id")
+    instruction = issues.text(data, "instruction")
     choices = data.get("choices")
     if not (
         isinstance(choices, list) and len(choices) == 2 and all(isinstance(c, str) for c in choices)

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from prefjudge.io import InputError, InputIssue
@@ -23,14 +22,7 @@ from prefjudge.judge.pairs.formats.registry import (
     known_formats_text,
 )
 from prefjudge.records import Pair
-from prefjudge.scoring.sources import (
-    HubDataset,
-    Origin,
-    UnknownSourceError,
-    hub_files,
-    resolve_source,
-    source_rows,
-)
+from prefjudge.scoring.sources import Origin, fetch_source, resolve_source
 
 
 def _spec(fmt: str, where: str) -> PairFormatSpec:
@@ -128,6 +120,10 @@ def open_preference_source(
 ) -> tuple[list[Pair], list[InputIssue], Origin]:
     """Load preference pairs from a file, a dataset folder or the hub, saying from where.
 
+    Resolved and fetched as task sources are (:func:`~prefjudge.scoring.sources.resolve_source`,
+    :func:`~prefjudge.scoring.sources.fetch_source`); a known hub dataset's own pair format
+    is used when ``fmt`` is ``auto``.
+
     Args:
         source: See :func:`load_preference_source`.
         fmt: See :func:`load_preference_source`.
@@ -146,28 +142,20 @@ def open_preference_source(
         InputError: See :func:`load_preference_source`.
     """
     target = resolve_source(source, "pairs", limit)
-    if isinstance(target, Path) and target.is_file():
-        pairs, issues = load_pairs(target, fmt=fmt, skip_invalid=skip_invalid)
-        origin = Origin(str(target), (target,))
-    elif isinstance(target, HubDataset) and target.by_files:
-        if split not in (None, target.split):
-            raise UnknownSourceError(f"{target.repo}: has only the split {target.split!r}")
-        paths, origin = hub_files(target, subset, **hub_kwargs)
-        if fmt == AUTO and target.pair_format in PAIR_FORMATS:
-            fmt = target.pair_format
+    fetched = fetch_source(target, split=split, subset=subset, limit=limit, **hub_kwargs)
+    if fmt == AUTO and fetched.hub is not None and fetched.hub.pair_format in PAIR_FORMATS:
+        fmt = fetched.hub.pair_format
+    origin = fetched.origin
+    if fetched.rows is None:  # a file, or the files a hub dataset was fetched to
         pairs, issues = [], []
-        for path in paths:
+        for path in fetched.files:
             found, problems = load_pairs(path, fmt=fmt, skip_invalid=skip_invalid)
             pairs += found
             issues += problems
     else:
-        rows = source_rows(target, split=split, subset=subset, limit=limit, **hub_kwargs)
-        if fmt == AUTO and isinstance(target, HubDataset) and target.pair_format in PAIR_FORMATS:
-            fmt = target.pair_format
         pairs, issues = pairs_from_rows(
-            rows.rows, rows.origin.label, fmt=fmt, skip_invalid=skip_invalid
+            fetched.rows, origin.label, fmt=fmt, skip_invalid=skip_invalid
         )
-        origin = rows.origin
     if limit is not None:
         pairs = pairs[:limit]
     return pairs, issues, origin

@@ -1,0 +1,295 @@
+"""Measuring one side's cost: runs, rounds, the noise rule and the decision between two.
+
+The parts :mod:`prefjudge.judge.facts.efficiency` puts together (its docstring states
+the method): :class:`_Meter` runs a side (or the baseline) for a number of rounds and
+checks its outputs (:mod:`prefjudge.judge.facts.efficiency_outputs`); :func:`_choose_rounds`
+probes both sides for the rounds; :func:`decide` applies the noise rule to the runs' CPU
+seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from prefjudge.judge.facts.efficiency_outputs import gist, measured_outputs_problem
+from prefjudge.records import Task
+from prefjudge.sandbox.adapters import perf_payload
+from prefjudge.sandbox.compare import ReferenceOutputs
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.preload import imports_of
+from prefjudge.sandbox.process import RunOutcome
+
+Outcome = Literal["A", "B", "tie", "insufficient", "error"]
+Runner = Callable[[dict[str, Any], SandboxLimits], RunOutcome]
+
+COUNTER = "cpu_time:rusage"
+"""The counter every cost is read from: CPU time of the run's processes (getrusage)."""
+DEFAULT_REPEATS = 7
+MAX_INPUTS = 5
+TARGET_S = 0.03
+CAP_S = 0.5
+PROBE_S = 0.02
+PROBE_FLOOR_S = 0.005
+MAX_PROBES = 6
+MAX_ROUNDS = 200_000
+MIN_RELATIVE = 0.10
+ALPHA = 0.05
+NOISE_FACTOR = 2.0
+MAD_TO_SIGMA = 1.4826
+MEDIAN_ERROR = 1.2533  # standard error of a median of n normal samples: 1.2533 sigma / sqrt(n)
+NET_FLOOR_S = 1e-4
+DISTINCT_OUTPUTS = 8
+"""Different outputs of one input a measured run writes (each compared); more is a problem."""
+SIDES = ("A", "B")
+
+
+class _Stop(Exception):
+    """A measurement that cannot go on: the outcome (insufficient or error), why, and whose.
+
+    ``side``: ``A`` or ``B`` when that side's run failed or answered otherwise than the
+    reference (its doing); None for the baseline or the sandbox.
+    """
+
+    def __init__(self, outcome: Outcome, why: str, side: str | None = None):
+        super().__init__(why)
+        self.outcome = outcome
+        self.why = why
+        self.side = side
+
+
+
+def warm_imports(*codes: str) -> list[str]:
+    """Top-level modules the codes import (imported before every run's rounds)."""
+    modules = set()
+    for code in codes:
+        modules |= {entry for entry in imports_of(code) if ":" not in entry}
+    return sorted(modules)
+
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Meter:
+    """Runs one side (or the baseline) with a number of rounds; returns its CPU seconds.
+
+    Every run of a side is checked (:func:`measured_outputs_problem`): a side whose
+    measured outputs are not the reference's stops the measurement.
+    """
+
+    task: Task
+    codes: dict[str, str | None]
+    chosen: list[tuple[str, int, Any]]
+    reference: ReferenceOutputs
+    warm: list[str]
+    run: Runner
+    limits: SandboxLimits
+
+    def payload(self, side: str, rounds: int) -> dict[str, Any]:
+        """The cost runner's payload: the chosen inputs, their sets and CPU-time limits."""
+        payload = perf_payload(self.task, self.codes[side], [inp for *_, inp in self.chosen],
+                               rounds, self.warm)
+        limits = self.reference.time_limits(self.task)
+        payload["input_sets"] = [name for name, _, _ in self.chosen]
+        payload["time_limits"] = [limits[name][index] for name, index, _ in self.chosen]
+        payload["distinct_outputs"] = DISTINCT_OUTPUTS
+        return payload
+
+    def measure(self, side: str, rounds: int) -> float:
+        try:
+            outcome = self.run(self.payload(side, rounds), self.limits)
+        except OSError as exc:
+            raise _Stop("error", f"the sandbox could not start: {exc}") from exc
+        try:
+            cpu_s = _cpu_of(side, outcome, self.limits, self.chosen)
+        except _Stop as stop:
+            if side != "baseline" and stop.outcome == "insufficient":
+                stop.side = side
+            raise
+        if side != "baseline":
+            problem = measured_outputs_problem(self.task, self.reference, self.chosen, outcome)
+            if problem is not None:
+                raise _Stop("insufficient", f"{side}'s {problem}: no efficiency claim", side)
+        return cpu_s
+
+
+
+def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits,
+            chosen: Sequence[tuple[str, int, Any]] = ()) -> float:
+    """The run's CPU seconds, or :class:`_Stop` saying why it does not count.
+
+    A side's run that did not finish (it raised, ran out of time, or said ``error``: a
+    module it imports only when measured) is the side's doing, never an error: its test
+    run passed in the same environment. ``chosen``: the inputs measured, to name them as
+    the task numbers them.
+    """
+    who = "the baseline run" if side == "baseline" else f"{side}'s measurement run"
+    blame: Outcome = "error" if side == "baseline" else "insufficient"
+    if outcome.setup_error:
+        raise _Stop("error", f"the sandbox could not be set up: {outcome.setup_error}")
+    if outcome.timed_out:
+        raise _Stop(blame, f"{who} exceeded its {limits.timeout_s:g} s limit")
+    if outcome.output_exceeded:
+        raise _Stop(blame, f"{who} flooded its output")
+    status = (outcome.result or {}).get("status")
+    if status != "ran":
+        detail = str((outcome.result or {}).get("detail") or
+                     "it ended before its rounds finished")
+        if side == "baseline":
+            verb = "could not run" if status == "error" else "did not finish"
+            raise _Stop("error", f"{who} {verb}: {gist(detail)}")
+        raise _Stop(blame, f"{who} did not finish ({gist(_numbered(detail, chosen))}): no "
+                    "efficiency claim")
+    if outcome.cpu_s is None:
+        raise _Stop("error", f"{who}: the sandbox reported no CPU time")
+    return outcome.cpu_s
+
+
+_ROUND_HEAD = re.compile(r"round (\d+): (base|plus) input #(\d+) ")
+
+
+def _numbered(detail: str, chosen: Sequence[tuple[str, int, Any]]) -> str:
+    """A run's problem with its input named by the task's number, not the run's.
+
+    The cost runner calls the chosen inputs only, so it numbers them from 0 in each set;
+    the head of its detail (``round N: plus input #K ``) is the runner's own words.
+    """
+    head = _ROUND_HEAD.match(detail)
+    if head is None:
+        return detail
+    name, local = head.group(2), int(head.group(3))
+    indices = [index for each, index, _ in chosen if each == name]
+    if local >= len(indices):
+        return detail
+    return (f"round {head.group(1)}: {name} input #{indices[local]} "
+            + detail[head.end():])
+
+
+def _probe(meter: _Meter, rounds: int) -> dict[str, float]:
+    return {"rounds": rounds, **{side: meter.measure(side, rounds)
+                                 for side in ("baseline", *SIDES)}}
+
+
+def _choose_rounds(meter: _Meter) -> tuple[int, list[dict[str, float]]]:
+    """Probe both sides from one round up; the rounds to run each side with.
+
+    Each probe runs the baseline, A and B once (twice when the dearer side's cost would end
+    the probing, keeping the smaller of each: a run slowed by something else only ever
+    costs more). The rounds grow (at most 100-fold a step,
+    so that the dearer side costs about :data:`PROBE_S`) until the cheaper side's work
+    stands out of the start-up cost (above :data:`PROBE_FLOOR_S` and half the cost of a
+    one-round baseline) or the dearer side's reaches :data:`PROBE_S`. The rounds chosen
+    give the cheaper side about :data:`TARGET_S` of work (at least the start-up cost),
+    and the dearer side's run at most :data:`CAP_S` beyond its start-up (its work, and
+    the copies and loop the baseline also pays).
+    """
+    rounds, probes, startup = 1, [], 0.0
+    for _ in range(MAX_PROBES):
+        probe = _probe(meter, rounds)
+        startup = startup or probe["baseline"]
+        net = [max(probe[side] - probe["baseline"], NET_FLOOR_S) for side in SIDES]
+        enough = max(PROBE_FLOOR_S, startup / 2)
+        if max(PROBE_S, enough) <= max(net) < CAP_S:  # would stop here: no fluke?
+            again = _probe(meter, rounds)
+            probe = {key: min(value, again[key]) for key, value in probe.items()}
+            net = [max(probe[side] - probe["baseline"], NET_FLOOR_S) for side in SIDES]
+        probes.append(probe)
+        if min(net) >= enough or max(net) >= max(PROBE_S, enough) or rounds >= MAX_ROUNDS:
+            break
+        step = math.ceil(max(PROBE_S, enough) / max(net))
+        rounds = min(MAX_ROUNDS, rounds * max(2, min(100, step)))
+    per_round = [net_s / rounds for net_s in net]
+    harness_per_round = max(probe["baseline"] - startup, 0.0) / rounds  # copies, loop
+    target = max(TARGET_S, startup)
+    chosen = min(math.ceil(target / min(per_round)),
+                 math.floor(CAP_S / (max(per_round) + harness_per_round)))
+    return max(1, min(MAX_ROUNDS, chosen)), probes
+
+
+# --- deciding --------------------------------------------------------------------------------
+
+
+def _spread(values: Sequence[float]) -> float:
+    """Scaled median absolute deviation (a standard deviation, were the noise normal)."""
+    middle = statistics.median(values)
+    return MAD_TO_SIGMA * statistics.median(abs(v - middle) for v in values)
+
+
+def _p_value(a: Sequence[float], b: Sequence[float]) -> float:
+    from scipy.stats import mannwhitneyu
+
+    return float(mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def decide(samples: dict[str, list[float]], *, min_relative: float = MIN_RELATIVE,
+           alpha: float = ALPHA, noise_factor: float = NOISE_FACTOR
+           ) -> tuple[Outcome, str, dict[str, Any]]:
+    """Decide from the runs' CPU seconds which side is cheaper (see the module docstring).
+
+    Args:
+        samples: Gross CPU seconds of each run: ``A``, ``B`` and ``baseline``.
+        min_relative: Smallest relative difference of net costs that can decide.
+        alpha: Largest Mann-Whitney p-value that can decide.
+        noise_factor: How many times the measured noise the gap must exceed.
+
+    Returns:
+        ``(outcome, fact, stats)``: ``A``, ``B`` or ``tie``; the sentence; the figures.
+    """
+    medians = {side: statistics.median(values) for side, values in samples.items()}
+    net = {side: max(medians[side] - medians["baseline"], NET_FLOOR_S) for side in SIDES}
+    cheap, dear = sorted(SIDES, key=lambda side: net[side])
+    ratio = net[dear] / net[cheap]
+    spread = {side: _spread(samples[side]) for side in SIDES}
+    runs = len(samples["A"])
+    noise = MEDIAN_ERROR * math.hypot(spread["A"], spread["B"]) / math.sqrt(runs)
+    p_value = _p_value(samples["A"], samples["B"])
+    gap = medians[dear] - medians[cheap]
+    stats = {
+        "median_s": medians, "net_s": net, "ratio": ratio, "spread_s": spread,
+        "noise_s": noise, "p_value": p_value, "min_relative": min_relative, "alpha": alpha,
+        "noise_factor": noise_factor,
+    }
+    noise_pct = 100 * max(spread[side] / max(medians[side], NET_FLOOR_S) for side in SIDES)
+    said = (f"A's code took {_seconds(net['A'])} CPU (median of {runs} runs, start-up "
+            f"subtracted) vs B's {_seconds(net['B'])}")
+    if p_value > alpha:
+        why = f"the runs overlap (Mann-Whitney p={p_value:.2g} > {alpha:g})"
+    elif ratio < 1 + min_relative:
+        why = f"{ratio:.2f}x is under the {1 + min_relative:.2f}x needed to decide"
+    elif gap <= noise_factor * noise:
+        why = (f"the gap ({_seconds(gap)}) is within {noise_factor:g}x the noise "
+               f"(±{_seconds(noise)})")
+    else:
+        fact = (f"{said}: {cheap} is {ratio:.1f}x cheaper (noise ±{noise_pct:.0f} %, "
+                f"Mann-Whitney p={p_value:.2g})")
+        return cheap, fact, stats  # type: ignore[return-value]
+    return "tie", f"{said}: no clear difference, {why}", stats
+
+
+def more_would_help(stats: dict[str, Any]) -> bool:
+    """Whether a tie came from noise alone: the costs differ enough, the runs too little."""
+    return stats["ratio"] >= 1 + stats["min_relative"]
+
+
+# --- the comparison --------------------------------------------------------------------------
+
+
+def _interleaved(meter: _Meter, rounds: int, repeats: int, order: random.Random,
+                 samples: dict[str, list[float]]) -> None:
+    """Run the baseline, A and B ``repeats`` times each, in a shuffled order every time."""
+    for _ in range(repeats):
+        sides = ["baseline", *SIDES]
+        order.shuffle(sides)
+        for side in sides:
+            samples[side].append(meter.measure(side, rounds))

@@ -1,0 +1,150 @@
+"""Both sides measured on a task's performance-exercising inputs, scale by scale.
+
+Each measured scale (:meth:`~prefjudge.judge.facts.perf_inputs.accept.PerfInputs.measured`)
+is one input, measured as the efficiency fact measures any input
+(:mod:`prefjudge.judge.facts.efficiency`): the baseline, A and B interleaved, the rounds
+chosen so that the cheaper side's work stands well above the timer's noise, every call's
+output compared with the reference's on that input (the reference's outputs on the
+scaled inputs are computed once and kept like any others,
+:func:`~prefjudge.sandbox.references.reference_outputs`). The scales give each side a
+curve, and the pair one decision (:mod:`~prefjudge.judge.facts.perf_inputs.curve`).
+
+A side that fails on a scaled input (a wrong output, a raise, its time limit: EvalPlus's,
+from the reference's time on that input) gets no cost claim, and **loses** efficiency when
+the other side returns the reference's output on the same input: it does not win by
+answering otherwise; both failing is ``insufficient``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefjudge.judge.facts.efficiency_measure import (
+    SIDES,
+    Runner,
+    _choose_rounds,
+    _interleaved,
+    _Meter,
+    _Stop,
+    decide,
+    more_would_help,
+)
+from prefjudge.judge.facts.perf_inputs.accept import PerfInputs, build_perf_inputs
+from prefjudge.judge.facts.perf_inputs.curve import ScalePoint, combine, curve_text, growth
+from prefjudge.judge.facts.perf_inputs.store import PERF_INPUTS
+from prefjudge.records import FuncResult, Task
+from prefjudge.sandbox.compare import ReferenceOutputs
+from prefjudge.sandbox.limits import SandboxLimits
+from prefjudge.sandbox.references import reference_outputs
+
+
+@dataclass
+class ScaledMeasure:
+    """What measuring on scaled inputs found (the efficiency fact's decision is made of it).
+
+    Attributes:
+        outcome: ``A``/``B``, ``tie``, ``insufficient`` or ``error``.
+        fact: The finding in words (the curves, then the decision).
+        inputs: The inputs measured, as ``x16 of plus #61``.
+        rounds: Calls per run at the largest scale.
+        samples: The largest scale's runs (gross CPU seconds per side).
+        probes: The largest scale's probes.
+        stats: The largest scale's figures, with ``scales``, ``growth`` and
+            ``perf_inputs`` (the curve and where the inputs came from).
+        both_fail: Both sides failed on a scaled input (the caller measures them on the
+            task's own inputs instead: they pass those).
+    """
+
+    outcome: str
+    fact: str
+    inputs: tuple[str, ...] = ()
+    rounds: int = 0
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    probes: tuple[dict[str, float], ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+    both_fail: bool = False
+
+
+def perf_inputs_for(task: Task, reference: ReferenceOutputs, run: Runner) -> PerfInputs | None:
+    """The task's perf inputs: kept ones, else made now (and kept)."""
+    return PERF_INPUTS.get(task, lambda: build_perf_inputs(task, reference, run))
+
+
+def _one_side_fails(meter: _Meter, stop: _Stop, factor: int) -> ScaledMeasure:
+    """A side failed on a scaled input: the other wins if it returns the reference's there."""
+    bad = str(stop.side)
+    good = "B" if bad == "A" else "A"
+    try:
+        meter.measure(good, 1)
+    except _Stop as other:
+        if other.side is None:
+            raise
+        return ScaledMeasure("insufficient", f"both sides fail on the x{factor} input "
+                             f"({stop.why}; {other.why})", both_fail=True)
+    return ScaledMeasure(good, f"{stop.why} on the x{factor} input, where {good} returns "
+                         f"the reference's output: {good} is the efficient one ({bad} "
+                         "loses efficiency by failing, no cost is claimed for it)")
+
+
+def _scale(meter: _Meter, factor: int, repeats: int, order: random.Random
+           ) -> tuple[ScalePoint, dict[str, list[float]], list[dict[str, float]], dict]:
+    """Measure one scale: its point, its runs, its probes and its figures."""
+    rounds, probes = _choose_rounds(meter)
+    samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
+    _interleaved(meter, rounds, repeats, order, samples)
+    outcome, fact, stats = decide(samples)
+    if outcome == "tie" and more_would_help(stats):
+        _interleaved(meter, rounds, repeats, order, samples)
+        outcome, fact, stats = decide(samples)
+    per_call = {side: stats["net_s"][side] / rounds for side in SIDES}
+    point = ScalePoint(factor, outcome, per_call, stats["ratio"], stats["p_value"], rounds,
+                       fact)
+    return point, samples, probes, stats
+
+
+def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
+                   warm: list[str], run: Runner, limits: SandboxLimits, repeats: int,
+                   order: random.Random) -> ScaledMeasure:
+    """Measure both sides on ``perf``'s scales and decide (see the module docstring).
+
+    Raises:
+        _Stop: The baseline or the sandbox failed (an ``error``: never the code's doing).
+    """
+    steps = perf.measured()
+    scaled = perf.task(task, steps)
+    reference = reference_outputs(scaled, limits.time_doubled(), run)
+    if isinstance(reference, FuncResult):
+        raise _Stop("error", f"the reference solution on the scaled inputs: "
+                    f"{reference.detail[:300]}")
+    seed = f"{perf.seed[0]} #{perf.seed[1]}"
+    names = tuple(f"x{perf.steps[step].factor} of {seed}" for step in steps)
+    points: list[ScalePoint] = []
+    samples: dict[str, list[float]] = {}
+    probes: list[dict[str, float]] = []
+    stats: dict[str, Any] = {}
+    for slot, step in enumerate(steps):
+        factor = perf.steps[step].factor
+        meter = _Meter(scaled, codes, [("plus", slot, scaled.plus_inputs[slot])], reference,
+                       warm, run, limits)
+        try:
+            point, samples, probes, stats = _scale(meter, factor, repeats, order)
+        except _Stop as stop:
+            if stop.side is None:
+                raise
+            found = _one_side_fails(meter, stop, factor)
+            found.inputs = names
+            return found
+        points.append(point)
+    outcome, why = combine(points)
+    top = points[-1]
+    fact = f"{curve_text(points)} ({perf.strategy} of {seed}). At the x{top.factor} input: " \
+           f"{top.fact}"
+    if outcome != top.outcome or outcome == "tie":
+        fact += f"; {why}"
+    stats = {**stats, "scales": [point.to_dict() for point in points],
+             "growth": {side: growth(points, side) for side in SIDES},
+             "perf_inputs": {"seed": seed, "strategy": perf.strategy,
+                             "factors": [perf.steps[step].factor for step in steps]}}
+    return ScaledMeasure(outcome, fact, names, top.rounds, samples, tuple(probes), stats)

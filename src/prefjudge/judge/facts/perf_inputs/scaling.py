@@ -1,0 +1,173 @@
+"""Type-aware scaling of a task's own inputs: the same input, grown by a factor.
+
+An input is a list of positional arguments as the task stores it (JSON values). Growing
+it keeps its shape and its types, so that the reference solution (and a correct response)
+still takes it:
+
+- a **string** grows by repetition (joined by a space or a comma where the string holds
+  them: words stay words, numbers stay numbers) or is drawn afresh from its own alphabet;
+- a **list** of values grows by repetition or by fresh values from its own range
+  (integers drawn between its least and greatest, a sorted list kept sorted, distinct
+  values kept distinct) or its own elements;
+- a **matrix** (a list of equal-length rows of plain values) grows in both dimensions by
+  the square root of the factor, so a square matrix stays square: by tiling (a magic
+  square tiled stays magic) or by fresh values from its own range;
+- a **dict** grows by keys made from its own (``k``, ``k1``, ``k2``..., or integer keys
+  shifted past the largest);
+- **numbers** grow only where an input holds nothing else (strategy ``near``): each
+  integer is multiplied by the factor, and :data:`NEAR_WINDOW` neighbours of the product
+  are offered (``n*f``, ``n*f+1``, ...), among which acceptance keeps the one the
+  reference works hardest on (the one value of a numeric task that is slow, a prime for a
+  primality test, is found without knowing the task). Integers next to containers are
+  left alone: they are usually indices or counts tied to the container.
+
+Every draw is seeded by the task, the strategy and the factor (:func:`variants`), so the
+same recipe gives the same inputs again, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+STRATEGIES = ("repeat", "fresh", "near")
+NEAR_WINDOW = 16
+"""Neighbours of a scaled number offered for acceptance to choose among."""
+ATOM_TYPES = (int, float, str, bool, type(None))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_matrix(value: Any) -> bool:
+    """Whether ``value`` is a list of equal-length rows (at least one) of plain values."""
+    if not (isinstance(value, list) and value):
+        return False
+    width = len(value[0]) if isinstance(value[0], list) else -1
+    return width >= 1 and all(
+        isinstance(row, list) and len(row) == width
+        and all(isinstance(cell, ATOM_TYPES) for cell in row) for row in value)
+
+
+def strategies_for(inp: list[Any]) -> tuple[str, ...]:
+    """The strategies that grow ``inp``: containers if it holds any, else its numbers."""
+    if any(isinstance(arg, (list, dict, str)) for arg in inp):
+        return ("repeat", "fresh")
+    if any(_is_int(arg) and abs(arg) >= 2 for arg in inp):
+        return ("near",)
+    return ()
+
+
+def _side(factor: int) -> int:
+    return max(1, round(math.sqrt(factor)))
+
+
+def _joined(text: str, factor: int) -> str:
+    for separator in (" ", ",", "\n"):
+        if separator in text.strip():
+            return separator.join([text] * factor)
+    return text * factor
+
+
+def _fresh_atoms(pool: list[Any], count: int, rng: random.Random) -> list[Any]:
+    """``count`` values like ``pool``'s: integers from its range, else its own values."""
+    if pool and all(_is_int(item) for item in pool):
+        low, high = min(pool), max(pool)
+        if len(set(pool)) == len(pool) and len(pool) > 1:  # distinct: keep them distinct
+            span = max(high - low + 1, count)
+            drawn = rng.sample(range(low, low + span), count)
+        else:
+            drawn = [rng.randint(low, high) for _ in range(count)]
+        if pool == sorted(pool):
+            drawn.sort()
+        return drawn
+    if pool and all(isinstance(item, float) for item in pool):
+        low, high = min(pool), max(pool)
+        drawn = [rng.uniform(low, high) for _ in range(count)]
+        return sorted(drawn) if pool == sorted(pool) else drawn
+    return [json.loads(json.dumps(rng.choice(pool))) for _ in range(count)] if pool else []
+
+
+def _grow_matrix(rows: list[list[Any]], factor: int, strategy: str,
+                 rng: random.Random) -> list[list[Any]]:
+    side = _side(factor)
+    if strategy == "repeat":
+        return [list(row) * side for row in rows] * side if side > 1 else [
+            list(row) for row in rows]
+    cells = [cell for row in rows for cell in row]
+    width, height = len(rows[0]) * side, len(rows) * side
+    drawn = _fresh_atoms(cells, width * height, rng) if len(set(map(repr, cells))) > 1 \
+        else cells[:1] * (width * height)
+    return [drawn[row * width:(row + 1) * width] for row in range(height)]
+
+
+def _grow_dict(mapping: dict[str, Any], factor: int) -> dict[str, Any]:
+    grown = dict(mapping)
+    keys = list(mapping)
+    for copy in range(1, factor):
+        for key in keys:
+            grown[f"{key}{copy}"] = mapping[key]
+    return grown
+
+
+def grow_value(value: Any, factor: int, strategy: str, rng: random.Random) -> Any:
+    """``value`` grown ``factor``-fold by ``strategy`` (``repeat`` or ``fresh``).
+
+    Numbers, booleans and None come back as they are (see :data:`STRATEGIES`).
+    """
+    if factor <= 1:
+        return value
+    if isinstance(value, str):
+        if strategy == "repeat" or len(set(value)) < 2:
+            return _joined(value, factor)
+        alphabet = sorted(set(value))
+        return "".join(rng.choice(alphabet) for _ in range(len(value) * factor))
+    if isinstance(value, dict):
+        return _grow_dict(value, factor) if all(isinstance(k, str) for k in value) else value
+    if not isinstance(value, list) or not value:
+        return value
+    if is_matrix(value):
+        return _grow_matrix(value, factor, strategy, rng)
+    if strategy == "repeat":
+        return json.loads(json.dumps(value * factor))
+    return _fresh_atoms(value, len(value) * factor, rng)
+
+
+def _near(inp: list[Any], factor: int) -> list[list[Any]]:
+    """The :data:`NEAR_WINDOW` inputs next to ``inp`` with every integer ``factor``-fold."""
+    out = []
+    for offset in range(NEAR_WINDOW):
+        out.append([arg * factor + (offset if arg >= 0 else -offset)
+                    if _is_int(arg) and abs(arg) >= 2 else
+                    arg * factor if isinstance(arg, float) else arg for arg in inp])
+    return out
+
+
+def variants(task_id: str, inp: list[Any], factor: int, strategy: str) -> list[list[Any]]:
+    """The inputs ``strategy`` offers at ``factor`` for seed input ``inp`` (seeded).
+
+    Args:
+        task_id: The task (part of the seed).
+        inp: The seed input: a list of positional arguments, as the task stores it.
+        factor: How many times larger (1: the seed itself, or its near neighbours).
+        strategy: One of :data:`STRATEGIES`.
+
+    Returns:
+        One input for ``repeat`` and ``fresh``, :data:`NEAR_WINDOW` for ``near``; each a
+        new list (the seed is never changed).
+    """
+    if strategy == "near":
+        return _near(inp, factor)
+    rng = random.Random(f"{task_id}|{strategy}|{factor}")
+    return [[grow_value(arg, factor, strategy, rng) for arg in inp]]
+
+
+def input_digest(inp: Any) -> str:
+    """SHA-256 of an input's canonical JSON (how a regenerated input is checked)."""
+    import hashlib
+
+    text = json.dumps(inp, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,137 @@
+"""Performance-exercising inputs, made once per task and kept: one file per benchmark.
+
+The file lies beside the reference outputs (:func:`prefjudge.sandbox.references.store_dir`;
+``$PREFJUDGE_REFERENCE_CACHE=off`` keeps nothing on disk) and is named, like them, by
+what would change its content: the benchmark (``humaneval``/``mbpp``), the store's
+format version (:data:`PERF_VERSION`, which also stands for the scaling and acceptance
+rules), the harness digest and the Python version. It keeps, per task, the **recipe**
+(seed input, strategy, each step's factor and candidate, the reference's CPU time) and
+each input's SHA-256, not the inputs: they are made again exactly from the recipe
+(:func:`~prefjudge.judge.facts.perf_inputs.accept.from_recipe`) and checked by digest. An
+entry is keyed by the task's :func:`~prefjudge.sandbox.references.reference_key`: a
+changed task is made again. A task with no accepted input is kept as ``null`` (not
+tried again).
+
+Writes merge with what is on disk and go to a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prefjudge.judge.facts.perf_inputs.accept import PerfInputs, from_recipe
+from prefjudge.records import Task
+from prefjudge.sandbox.adapters import evalplus_dataset
+from prefjudge.sandbox.digest import harness_digest
+from prefjudge.sandbox.references import reference_key, store_dir
+
+log = logging.getLogger(__name__)
+
+PERF_VERSION = 1
+"""The format and the rules that made the inputs; bumped when either changes."""
+_MISSING = object()
+
+
+def store_path(folder: Path, task: Task) -> Path:
+    """The file that keeps the perf inputs of ``task``'s benchmark in ``folder``."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return folder / (f"perf-inputs-{evalplus_dataset(task)}-v{PERF_VERSION}-"
+                     f"{harness_digest()[:12]}-py{version}.json")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        log.warning("ignoring kept perf inputs %s (%s)", path, type(exc).__name__)
+        return {}
+    return data.get("tasks", {}) if isinstance(data, dict) else {}
+
+
+class PerfInputStore:
+    """Perf inputs by task: in memory, and in one file per benchmark on disk.
+
+    Args:
+        folder: Where the files go; by default :func:`store_dir` when first asked.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        """An empty store."""
+        self._folder = folder
+        self._lock = threading.Lock()
+        self._held: dict[str, PerfInputs | None] = {}
+        self.made = 0
+
+    def _dir(self) -> Path | None:
+        return self._folder if self._folder is not None else store_dir()
+
+    def _load(self, task: Task, key: str) -> Any:
+        folder = self._dir()
+        if folder is None:
+            return _MISSING
+        entry = _read(store_path(folder, task)).get(task.task_id)
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return _MISSING
+        if entry.get("recipe") is None:
+            return None
+        found = from_recipe(task, entry["recipe"])
+        if found is None:
+            log.warning("kept perf inputs of %s do not come back from their recipe; "
+                        "making them again", task.task_id)
+            return _MISSING
+        return found
+
+    def _save(self, task: Task, key: str, found: PerfInputs | None) -> None:
+        folder = self._dir()
+        if folder is None:
+            return
+        path = store_path(folder, task)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tasks = _read(path)
+            tasks[task.task_id] = {"key": key,
+                                   "recipe": None if found is None else found.recipe()}
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    json.dump({"version": PERF_VERSION, "harness": harness_digest(),
+                               "tasks": tasks}, out, sort_keys=True, indent=1)
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.warning("could not keep the perf inputs of %s in %s: %s",
+                        task.task_id, folder, exc)
+
+    def get(self, task: Task, make: Callable[[], PerfInputs | None]) -> PerfInputs | None:
+        """The task's perf inputs: held, kept on disk, else made by ``make`` and kept."""
+        key = reference_key(task)
+        with self._lock:
+            if key in self._held:
+                return self._held[key]
+            found = self._load(task, key)
+            if found is _MISSING:
+                found = make()
+                self.made += 1
+                self._save(task, key, found)
+            self._held[key] = found
+            return found
+
+    def clear(self) -> None:
+        """Forget what is held in memory (the files are left as they are)."""
+        with self._lock:
+            self._held.clear()
+
+
+PERF_INPUTS = PerfInputStore()
