@@ -41,6 +41,7 @@ from evidence_efficiency import (  # noqa: E402 - scripts/ is on the path only n
     DATA,
     PAIRS,
     load_task_index,
+    progress_bar,
     test_all,
 )
 
@@ -75,7 +76,28 @@ def parse_args() -> argparse.Namespace:
                         help="measure on scaled inputs (default); --no-scaled: the "
                         "task's own inputs, as before issue 45")
     parser.add_argument("--out", type=Path, default=Path("bench_efficiency.json"))
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the pairs already in OUT.pairs.jsonl (written as they are "
+                        "decided) and measure only the rest")
     return parser.parse_args()
+
+
+def pairs_log(out: Path) -> Path:
+    """The file each decided pair is written to as it is decided: ``OUT.pairs.jsonl``."""
+    return out.with_name(out.name.split(".")[0] + ".pairs.jsonl")
+
+
+def kept_records(log: Path, resume: bool) -> dict[tuple[str, str], dict]:
+    """Records of an earlier run of this command, by (set, pair id); none without --resume."""
+    if not resume or not log.is_file():
+        return {}
+    kept = {}
+    with log.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                record = json.loads(line)
+                kept[(record["set"], record["pair_id"])] = record
+    return kept
 
 
 def evalperf_pairs(folder: Path, min_gap: int, per_task: int, seed: int) -> list[Pair]:
@@ -154,32 +176,61 @@ def score(outcome: str, label: str | None, tie: float) -> float:
 
 
 def run_set(name: str, pairs: list[Pair], tasks: dict, args: argparse.Namespace) -> dict:
-    """Test, then measure, every pair of one set; its records and summary."""
+    """Test, then measure, every pair of one set; its records and summary.
+
+    Each decided pair is appended to :func:`pairs_log` at once, so that a run stopped
+    half-way resumes (``--resume``) where it stopped.
+    """
     pairs = [p for p in pairs if p.task_id in tasks][:: max(1, args.stride)]
     pairs = pairs[: args.limit] if args.limit else pairs
+    log = pairs_log(args.out)
+    kept = kept_records(log, args.resume)
+    done = [kept[(name, p.pair_id)] for p in pairs if (name, p.pair_id) in kept]
+    pairs = [p for p in pairs if (name, p.pair_id) not in kept]
+    if done:
+        print(f"{name}: {len(done)} pairs kept from {log}", file=sys.stderr)
     limits = SandboxLimits(timeout_s=args.timeout, cpu_s=int(args.timeout))
     plan = resolve_isolation()
     started = time.monotonic()
+    records = list(done)
+    if pairs:
+        with ZygotePool(plan, modules_to_preload([tasks[p.task_id] for p in pairs],
+                                                 ["numpy"])) as pool:
+            blocked = test_all(pairs, tasks, limits, pool, args.workers)
+            records += measure_all(name, pairs, blocked, tasks, plan, limits, pool, args, log)
+    return {"set": name, "seconds": round(time.monotonic() - started, 1),
+            "summary": summarise(records), "records": records}
+
+
+def measure_all(name: str, pairs: list[Pair], blocked: list[Fact | None], tasks: dict,
+                plan, limits: SandboxLimits, pool: ZygotePool, args: argparse.Namespace,
+                log: Path) -> list[dict]:
+    """Phase 2: every pair the tests did not decide, measured one at a time (with a bar)."""
+    counter = CountingRunner(pool)
     records = []
-    with ZygotePool(plan, modules_to_preload([tasks[p.task_id] for p in pairs],
-                                             ["numpy"])) as pool:
-        blocked = test_all(pairs, tasks, limits, pool, args.workers)
-        counter = CountingRunner(pool)
+    tally: collections.Counter = collections.Counter()
+    with progress_bar() as progress, log.open("a", encoding="utf-8") as handle:
+        bar = progress.add_task(f"{name}: measuring", total=len(pairs), tally="")
         for index, (pair, decided) in enumerate(zip(pairs, blocked, strict=True)):
             costs: dict = {}
             fact = decided
             if fact is None:
                 fact, costs = measure_pair(pair, tasks[pair.task_id], plan, limits, counter,
                                            args, index)
-            records.append({"pair_id": pair.pair_id, "task_id": pair.task_id,
-                            "label": pair.label, "outcome": fact.outcome,
-                            "measured": decided is None, **costs, "fact": fact.fact,
-                            "growth": fact.detail.get("growth"),
-                            "scales": fact.detail.get("scales")})
-            print(f"[{name} {index + 1}/{len(pairs)}] {pair.pair_id} label {pair.label} -> "
-                  f"{fact.outcome}: {fact.fact[:160]}", file=sys.stderr)
-    return {"set": name, "seconds": round(time.monotonic() - started, 1),
-            "summary": summarise(records), "records": records}
+            record = {"set": name, "pair_id": pair.pair_id, "task_id": pair.task_id,
+                      "label": pair.label, "outcome": fact.outcome,
+                      "measured": decided is None, **costs, "fact": fact.fact,
+                      "growth": fact.detail.get("growth"), "scales": fact.detail.get("scales")}
+            records.append(record)
+            handle.write(json.dumps(record) + "\n")
+            handle.flush()
+            tally["right" if fact.outcome == pair.label else
+                  "wrong" if fact.outcome in ("A", "B") else "undecided"] += 1
+            progress.console.print(f"{pair.pair_id} label {pair.label} -> {fact.outcome}: "
+                                   f"{fact.fact[:160]}", markup=False, highlight=False)
+            progress.update(bar, advance=1, tally=" ".join(f"{k} {v}" for k, v in
+                                                           sorted(tally.items())))
+    return records
 
 
 def summarise(records: list[dict]) -> dict:

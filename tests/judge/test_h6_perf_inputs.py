@@ -74,9 +74,12 @@ def is_prime(n):
             return False
     return True
 """
-# Right on every input of the task's tests (none passes 2**34), wrong above it.
-WRONG_WHEN_LARGE = MILLER_RABIN.replace(
-    "    if n < 2:\n", "    if n > 2**34:\n        return False\n    if n < 2:\n", 1)
+# Right on every input of the task's tests (the largest is 10**10 + 32), wrong on every
+# input above them, whatever the scaled inputs turn out to be (primes or not).
+WRONG_WHEN_LARGE = MILLER_RABIN.replace("def is_prime(n):", "def _checked(n):", 1) + """
+def is_prime(n):
+    return (not _checked(n)) if n > 10**10 + 32 else _checked(n)
+"""
 
 
 def _is_magic(rows: list[list[int]]) -> bool:
