@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prefjudge.journal import atomic_write
 from prefjudge.judge.facts.perf_inputs.accept import PerfInputs, from_recipe
 from prefjudge.records import Task
 from prefjudge.sandbox.adapters import evalplus_dataset
@@ -101,15 +100,8 @@ class PerfInputStore:
             tasks = _read(path)
             tasks[task.task_id] = {"key": key,
                                    "recipe": None if found is None else found.recipe()}
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    json.dump({"version": PERF_VERSION, "harness": harness_digest(),
-                               "tasks": tasks}, out, sort_keys=True, indent=1)
-                os.replace(temporary, path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            atomic_write(path, json.dumps({"version": PERF_VERSION, "harness": harness_digest(),
+                                           "tasks": tasks}, sort_keys=True, indent=1))
         except OSError as exc:
             log.warning("could not keep the perf inputs of %s in %s: %s",
                         task.task_id, folder, exc)
