@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from prefjudge import __version__
 from prefjudge.interrupts import deferred_interrupt
 from prefjudge.io import InputIssue, finite_json, parse_json_line
 from prefjudge.journal_binding import (  # the binding's home; re-exported here
@@ -342,6 +341,8 @@ class Journal(Generic[M]):
             ) from exc
 
     def _write_binding(self, *, created: bool) -> None:
+        from prefjudge import __version__  # looked up on first use, not at import
+
         write_binding(self.path, self._binding, records=len(self._records), created=created,
                       version=__version__)
 
