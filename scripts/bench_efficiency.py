@@ -66,6 +66,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--set", choices=[*SETS, "both"], default="both")
     parser.add_argument("--limit", type=int, default=None, help="first N pairs of each set")
     parser.add_argument("--stride", type=int, default=1, help="every Nth pair of each set")
+    parser.add_argument("--only", type=Path, default=None,
+                        help="a file of pair ids (one a line, or `set pair_id`): only those")
     parser.add_argument("--min-gap", type=int, default=3, help="EvalPerf cluster gap")
     parser.add_argument("--per-task", type=int, default=2, help="EvalPerf pairs a task")
     parser.add_argument("--workers", type=int, default=2, help="test runs at once")
@@ -98,6 +100,16 @@ def kept_records(log: Path, resume: bool) -> dict[tuple[str, str], dict]:
                 record = json.loads(line)
                 kept[(record["set"], record["pair_id"])] = record
     return kept
+
+
+def chosen_ids(path: Path, name: str) -> set[str]:
+    """The pair ids ``--only`` names for set ``name`` (a bare id is any set's)."""
+    ids = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if len(words) == 1 or (len(words) == 2 and words[0] == name):
+            ids.add(words[-1])
+    return ids
 
 
 def evalperf_pairs(folder: Path, min_gap: int, per_task: int, seed: int) -> list[Pair]:
@@ -182,6 +194,9 @@ def run_set(name: str, pairs: list[Pair], tasks: dict, args: argparse.Namespace)
     half-way resumes (``--resume``) where it stopped.
     """
     pairs = [p for p in pairs if p.task_id in tasks][:: max(1, args.stride)]
+    if args.only is not None:
+        wanted = chosen_ids(args.only, name)
+        pairs = [p for p in pairs if p.pair_id in wanted]
     pairs = pairs[: args.limit] if args.limit else pairs
     log = pairs_log(args.out)
     kept = kept_records(log, args.resume)

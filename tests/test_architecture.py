@@ -15,7 +15,7 @@ LAYERS = {
     "backends": 0, "sandbox": 0, "plots": 0,
 }
 SHARED = {"records", "io", "journal", "journal_binding", "journal_lock", "live_views", "stats",
-          "paths", "features", "reporting", "interrupts", "__init__"}
+          "paths", "features", "reporting", "interrupts", "lazy", "__init__"}
 # imports between stages of one layer that the architecture allows
 ALLOWED_SIDEWAYS = {("persona", "judge"), ("scale", "judge")}
 

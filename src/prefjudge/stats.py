@@ -26,8 +26,12 @@ undefined resamples, and has no outward (non-interpolated) bounds, so it is not 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+# NumPy is imported where it is used: importing this module for its defaults costs a
+# command's start nothing.
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_LEVEL = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -52,6 +56,8 @@ def resample_indices(n: int, n_resamples: int, seed: int | None) -> np.ndarray:
     Raises:
         ValueError: When ``n`` is below 1 or ``n_resamples`` is negative.
     """
+    import numpy as np
+
     if n < 1:
         raise ValueError(f"a bootstrap needs at least one unit to resample; got n={n}")
     if n_resamples < 0:
@@ -74,6 +80,8 @@ def _bounds(
     finite: np.ndarray, low_q: float, high_q: float, outward: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Quantiles ``low_q`` and ``high_q`` along axis 0 of resampled statistics."""
+    import numpy as np
+
     if outward:
         return (
             np.quantile(finite, low_q, axis=0, method="lower"),
@@ -107,6 +115,8 @@ def percentile_interval(
     Raises:
         ValueError: When ``level`` is outside [0, 1] or ``stats`` is not one-dimensional.
     """
+    import numpy as np
+
     values = np.asarray(stats)
     if values.ndim != 1:
         raise ValueError(f"stats must be one-dimensional; got shape {values.shape}")
@@ -139,6 +149,8 @@ def percentile_bands(
     Raises:
         ValueError: When ``level`` is outside [0, 1] or ``stats`` is not two-dimensional.
     """
+    import numpy as np
+
     values = np.asarray(stats)
     if values.ndim != 2:
         raise ValueError(f"stats must be two-dimensional; got shape {values.shape}")
@@ -153,7 +165,7 @@ def percentile_bands(
 def bootstrap_ci(
     values: Sequence[float] | np.ndarray,
     *,
-    statistic: Callable[[np.ndarray], float] = np.mean,
+    statistic: Callable[[np.ndarray], float] | None = None,
     n_resamples: int = 1000,
     seed: int | None = 0,
     level: float = DEFAULT_LEVEL,
@@ -162,8 +174,8 @@ def bootstrap_ci(
 
     Args:
         values: One value per resampling unit (e.g. per task).
-        statistic: Function of one resampled array; ``np.mean`` itself takes a vectorised
-            path with the same numbers.
+        statistic: Function of one resampled array (None: ``np.mean``); ``np.mean``
+            takes a vectorised path with the same numbers.
         n_resamples: Number of resamples.
         seed: RNG seed (see :func:`resample_indices`).
         level: Coverage of the interval.
@@ -173,11 +185,13 @@ def bootstrap_ci(
         are no values or any value is NaN (a unit without a value cannot be resampled:
         drop it first).
     """
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if data.size == 0 or np.isnan(data).any():
         return float("nan"), float("nan")
     idx = resample_indices(data.size, n_resamples, seed)
-    if statistic is np.mean:
+    if statistic is None or statistic is np.mean:
         stats = data[idx].mean(axis=1)
     else:
         stats = np.array([statistic(data[row]) for row in idx], dtype=float)

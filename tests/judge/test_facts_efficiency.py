@@ -166,10 +166,11 @@ DETAILS = {
 
 
 def expected_outcome(status_a: str, status_b: str) -> str | None:
-    """The documented rule, spelled out: None means "both pass: measure them"."""
+    """The documented rule, spelled out: None means "measure them" (both pass, or both are
+    only slow: they are measured on inputs both finish)."""
     if "error" in (status_a, status_b):
         return "error"
-    return {("pass", "pass"): None, ("pass", "timeout"): "A",
+    return {("pass", "pass"): None, ("timeout", "timeout"): None, ("pass", "timeout"): "A",
             ("timeout", "pass"): "B"}.get((status_a, status_b), "insufficient")
 
 
@@ -195,7 +196,7 @@ def test_the_tests_decide_a_pair_alike_for_the_judge_and_for_compare_efficiency(
     decision = correctness_decision(result_a, result_b)
     fact = judged(result_a, result_b)
     expected = expected_outcome(status_a, status_b)
-    if expected is None:  # both pass: both paths go on to measure
+    if expected is None:  # both pass (or both only time out): both paths go on to measure
         assert decision is None
         assert fact.fact == "no task 'no-such-task' to measure the code on"
         return

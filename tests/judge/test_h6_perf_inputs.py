@@ -28,7 +28,12 @@ from prefjudge.judge.facts.perf_inputs.accept import (
     with_contract,
 )
 from prefjudge.judge.facts.perf_inputs.curve import ScalePoint, combine, growth
-from prefjudge.judge.facts.perf_inputs.scaling import NEAR_WINDOW, input_digest, variants
+from prefjudge.judge.facts.perf_inputs.scaling import (
+    NEAR_WINDOW,
+    input_digest,
+    strategies_for,
+    variants,
+)
 from prefjudge.judge.facts.perf_inputs.store import PerfInputStore
 from prefjudge.judge.pairs.formats import load_codeprefbench
 from prefjudge.records import Task
@@ -114,6 +119,21 @@ def test_strings_lists_dicts_and_numbers_grow_by_their_kind():
     assert len(grown[0]) == 6 and grown[0]["a1"] == 1
     near = variants("t", [101], 16, "near")
     assert len(near) == NEAR_WINDOW and near[0] == [1616] and near[5] == [1621]
+
+
+def test_a_character_stays_main_grows_one_argument_and_along_scales_indices_with_lists():
+    # Mbpp/11 remove_Occ(s, ch): the character must stay one, or the task is another
+    (grown,) = variants("Mbpp/11", ["hello world", "l"], 4, "repeat")
+    assert grown == ["hello world hello world hello world hello world", "l"]
+    (main,) = variants("t", [[1, 2, 3], [4, 5, 6, 7]], 3, "main")
+    assert main == [[1, 2, 3], [4, 5, 6, 7] * 3]
+    # Mbpp/644 reverse_Array_Upto_K(arr, k): k grows with arr, so it stays inside it
+    (along,) = variants("Mbpp/644", [[1, 2, 3, 4, 5, 6], 4], 8, "along")
+    assert along == [[1, 2, 3, 4, 5, 6] * 8, 32]
+    assert strategies_for([[1, 2], 3]) == ("repeat", "fresh", "along")
+    assert strategies_for([[1, 2], "ab"]) == ("repeat", "fresh", "main")
+    assert strategies_for(["ab"]) == ("repeat", "fresh")
+    assert strategies_for([7]) == ("near",)
 
 
 def test_variants_are_the_same_each_time_and_never_change_the_seed():

@@ -28,8 +28,7 @@ written), e.g. to retry errors.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prefjudge.backends import kinds as _kinds  # noqa: F401 - registers the built-in kinds
 from prefjudge.backends.extras import missing_extra
@@ -42,6 +41,7 @@ from prefjudge.backends.registry import (
     register_backend,
     unregister_backend,
 )
+from prefjudge.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from prefjudge.backends.base import (
@@ -70,14 +70,7 @@ _LAZY = {
 """Names imported on first use, so that reading the registry (``--help``) costs no pydantic."""
 
 
-def __getattr__(name: str) -> Any:
-    """Import the protocol's and the cache's names on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

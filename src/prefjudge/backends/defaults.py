@@ -2,8 +2,9 @@
 
 :class:`~prefjudge.backends.config.BackendConfig` (pydantic) takes its defaults from
 :data:`BACKEND_DEFAULTS`, and the configuration file's name is :data:`CONFIG_NAME`; the
-command line shows both in ``--help`` and may import them from here without pydantic.
-Standard library only.
+command line shows both in ``--help`` and may import them from here without pydantic; so
+does ``prefjudge models serve`` with the model server's defaults (:data:`SERVE_DEFAULTS`,
+used by :mod:`prefjudge.backends.serve`). Standard library only.
 """
 
 from __future__ import annotations
@@ -28,3 +29,21 @@ BACKEND_DEFAULTS: MappingProxyType[str, Any] = MappingProxyType({
 })
 """The defaults of the :class:`~prefjudge.backends.config.BackendConfig` fields the command
 line's flags set (read-only)."""
+
+DEFAULT_HOST = "127.0.0.1"
+"""The address the model server listens on (``prefjudge models serve --host``)."""
+DEFAULT_PORT = 8000
+"""The port the model server listens on."""
+DEFAULT_MAX_MODEL_LEN = 4096
+"""The context length the model server is started with."""
+EMBEDDED_SERVED_NAME = "smollm2"
+"""The name the embedded SmolLM2 checkpoint is served under (``--model`` in requests)."""
+
+SERVE_DEFAULTS: MappingProxyType[str, Any] = MappingProxyType({
+    "host": DEFAULT_HOST,
+    "port": DEFAULT_PORT,
+    "max_model_len": DEFAULT_MAX_MODEL_LEN,
+    "embedded_name": EMBEDDED_SERVED_NAME,
+})
+"""The model server's defaults (:mod:`prefjudge.backends.serve`), read-only, by the names
+``prefjudge models serve`` shows them under."""

@@ -32,11 +32,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-DEFAULT_MAX_MODEL_LEN = 4096
-EMBEDDED_SERVED_NAME = "smollm2"
-"""The name the embedded SmolLM2 checkpoint is served under (``--model`` in requests)."""
+from prefjudge.backends.defaults import DEFAULT_HOST as DEFAULT_HOST
+from prefjudge.backends.defaults import DEFAULT_MAX_MODEL_LEN as DEFAULT_MAX_MODEL_LEN
+from prefjudge.backends.defaults import DEFAULT_PORT as DEFAULT_PORT
+from prefjudge.backends.defaults import EMBEDDED_SERVED_NAME as EMBEDDED_SERVED_NAME
 
 SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 

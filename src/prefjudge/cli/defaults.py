@@ -9,8 +9,10 @@ change there fails a test instead of showing a stale default.
 When a stage publishes its names and defaults from a light module of its own (a registry's
 names, a ``defaults`` module without pydantic), the copy here becomes a re-export: the
 backend kinds (:mod:`prefjudge.backends.registry`, a live view of the registry), the
-backend configuration's defaults and file name (:mod:`prefjudge.backends.defaults`) and
-the tie policies (:mod:`prefjudge.ranking.ties`) are such re-exports.
+backend configuration's and the model server's defaults and the file name
+(:mod:`prefjudge.backends.defaults`), the judging methods (:mod:`prefjudge.judge`'s
+registry, whose package imports the registry alone) and the tie policies
+(:mod:`prefjudge.ranking.ties`) are such re-exports.
 """
 
 from __future__ import annotations
@@ -19,15 +21,30 @@ from typing import Any
 
 from prefjudge.backends.defaults import BACKEND_DEFAULTS as BACKEND_DEFAULTS
 from prefjudge.backends.defaults import CONFIG_NAME as CONFIG_NAME
+from prefjudge.backends.defaults import SERVE_DEFAULTS as SERVE_DEFAULTS
 from prefjudge.backends.registry import BACKEND_KINDS as BACKEND_KINDS
 from prefjudge.ranking.ties import DEFAULT_TIES as DEFAULT_TIES
 from prefjudge.ranking.ties import TIE_POLICIES as TIE_POLICIES
 
-JUDGE_METHODS: tuple[str, ...] = ("criteralign", "evidence", "hybrid", "monolithic", "pointwise")
-"""``sorted(prefjudge.judge.METHODS)``."""
 
-MODEL_METHODS: tuple[str, ...] = ("criteralign", "monolithic", "pointwise")
-"""``prefjudge.judge.MODEL_METHODS`` (the methods that ask a model)."""
+def __getattr__(name: str) -> Any:
+    """``JUDGE_METHODS`` and ``MODEL_METHODS``, read from the judge's method registry.
+
+    ``JUDGE_METHODS`` is ``sorted(prefjudge.judge.METHODS)`` and ``MODEL_METHODS`` is
+    ``prefjudge.judge.MODEL_METHODS`` (the methods that ask a model), both as registered
+    when first asked for (the judging commands' options, when their module is imported).
+    The registry is imported then and not before, so a command that judges nothing (``score
+    --help``) imports no part of the judge; it lists the methods without importing any of
+    their code (:mod:`prefjudge.judge.methods_builtin`).
+    """
+    if name in ("JUDGE_METHODS", "MODEL_METHODS"):
+        from prefjudge import judge
+
+        value = tuple(sorted(judge.METHODS) if name == "JUDGE_METHODS" else judge.MODEL_METHODS)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 PAIR_FORMATS: tuple[str, ...] = ("prefjudge", "codeprefbench", "copilot_arena", "bigcodereward")
 """``prefjudge.judge.pairs.PAIR_FORMATS``, in its order."""
@@ -50,15 +67,6 @@ SELECTOR_SAMPLING: dict[str, Any] = {"max_tokens": 512, "seed": 0}
 
 FRAMINGS: tuple[str, ...] = ("reference", "numbered")
 """``prefjudge.testbed.protocols.FRAMINGS``."""
-
-SERVE_DEFAULTS: dict[str, Any] = {
-    "host": "127.0.0.1",
-    "port": 8000,
-    "max_model_len": 4096,
-    "embedded_name": "smollm2",
-}
-"""``prefjudge.backends.serve``'s ``DEFAULT_HOST``, ``DEFAULT_PORT``,
-``DEFAULT_MAX_MODEL_LEN`` and ``EMBEDDED_SERVED_NAME``."""
 
 PERSONA_SAMPLING: dict[str, dict[str, Any]] = {
     "profile": {"max_tokens": 1536, "seed": 0},

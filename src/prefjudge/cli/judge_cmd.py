@@ -153,6 +153,7 @@ def _judge_with_backend(
     *,
     report_failed: bool = False,
     before_usage: Callable[[Any], None] | None = None,
+    model_wanted: bool = False,
 ) -> Any:
     """Open the judge model when a method asks one, run ``work`` with it, report, close.
 
@@ -164,13 +165,15 @@ def _judge_with_backend(
         work: The judging, given the model (None when no method asks one).
         report_failed: Print the usage table even when ``work`` failed.
         before_usage: Called with the outcome (None on failure) before the usage table.
+        model_wanted: Open the model even when no method asks one (``--perf-inputs model``:
+            the model writes the efficiency fact's input generators).
 
     Returns:
         What ``work`` returned.
     """
     from prefjudge.judge import method_traits
 
-    needs_model = any(method_traits(m, fallback).needs_model for m in methods)
+    needs_model = model_wanted or any(method_traits(m, fallback).needs_model for m in methods)
     backend = open_backend(backend_config) if needs_model else None
     started, outcome = time.monotonic(), None
     try:
@@ -251,6 +254,15 @@ ENGINE_PARAMS = ("engine", "address", "allow_degraded", "shard_size", "shard_cpu
     "and hybrid methods take instead of running them again (each fact says where it came "
     "from); facts they lack are found as usual.",
 )
+@click.option(
+    "--perf-inputs",
+    type=click.Choice(["scaled", "model"]),
+    default="scaled",
+    show_default=True,
+    help="evidence/hybrid: the efficiency fact's performance-exercising inputs: grown from "
+    "the task's own (scaled), or made by a generator the judge model (--backend) writes, "
+    "accepted as the scaled ones are (model; the scaled ones where it gives none).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N pairs.")
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip unusable input rows (listed) instead of stopping."
@@ -281,6 +293,7 @@ def judge(
     scored_a: str | None,
     scored_b: str | None,
     scores: tuple[str, ...],
+    perf_inputs: str,
     limit: int | None,
     skip_invalid: bool,
     retry_errors: bool,
@@ -317,6 +330,7 @@ def judge(
         scored_a=None if scored_a is None else Path(scored_a),
         scored_b=None if scored_b is None else Path(scored_b),
         scores=tuple(Path(path) for path in scores),
+        perf_inputs=perf_inputs,
         limit=limit,
         skip_invalid=skip_invalid,
         retry_errors=retry_errors,
@@ -326,11 +340,15 @@ def judge(
         **_run_options(opts, backend_config),
     )
     check_judging_engine(engine, (method,), settings.fallback)
+    if perf_inputs == "model" and engine == "ray":
+        raise click.UsageError("--perf-inputs model is found on this machine only "
+                               "(--engine local)")
     try:
         prepared = prepare_judge_file(settings, reporter)
         outcome = _judge_with_backend(
             backend_config, (method,), settings.fallback, console,
             lambda backend: judge_file(settings, backend, reporter, prepared=prepared),
+            model_wanted=perf_inputs == "model",
         )
     except StageError as exc:
         raise stage_failure(exc) from exc

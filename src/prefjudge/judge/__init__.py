@@ -6,8 +6,11 @@ What a method needs (a model, the pairs' tests) and what its model calls cost is
 :func:`method_traits`, read from the method class's attributes. Each method registers
 itself by name (:mod:`.methods`: ``@judge_method("name")``); every list of method names
 (``--method``, ``--fallback``, the templates each renders) is read from that registry.
-``evidence`` and ``hybrid`` register their names and traits only: their classes
-(:mod:`.evidence_methods`) are imported when one of them judges.
+The built-in methods register their names and traits only (:mod:`.methods_builtin`): each
+class (and what it needs: CriterAlign's schemas, the sandbox behind ``evidence``) is
+imported when it judges. Importing this package imports the registry alone (standard
+library): the classes and settings it publishes (``CriterAlign``, ``JudgeSettings`` ...)
+are imported when first asked for, so ``--help`` reads the method names from here.
 
 * :mod:`.criteralign`, :mod:`.baselines` — the model-based methods; :mod:`.common` their
   shared settings, prompt assembly and cost ledger; :mod:`.facts` — the ``evidence`` and
@@ -27,13 +30,9 @@ itself by name (:mod:`.methods`: ``@judge_method("name")``); every list of metho
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from prefjudge.backends import Backend
-from prefjudge.features import TokenCounter, response_features, tokenizer_for
-from prefjudge.judge.baselines import Monolithic, Pointwise
-from prefjudge.judge.common import JudgeSettings, Ledger, OnResult
-from prefjudge.judge.criteralign import CriterAlign
+from prefjudge.judge import methods_builtin as _methods_builtin  # noqa: F401 - registers them
 from prefjudge.judge.methods import (
     METHOD_NAMES,
     METHODS,
@@ -46,21 +45,29 @@ from prefjudge.judge.methods import (
     register_method,
     unregister_method,
 )
-from prefjudge.records import Pair, Verdict
+from prefjudge.lazy import lazy_getattr
 
-# evidence and hybrid: names and traits now, their classes (and with them the sandbox and
-# the verifier) imported when METHODS is first asked for one (.evidence_methods)
-register_lazy_method("evidence", "prefjudge.judge.evidence_methods:Evidence",
-                     needs_model=False, needs_tests=True)
-register_lazy_method("hybrid", "prefjudge.judge.evidence_methods:Hybrid",
-                     needs_model=True, needs_tests=True, uses_fallback=True, calls_bound="≤")
+if TYPE_CHECKING:
+    from prefjudge.backends import Backend
+    from prefjudge.features import TokenCounter
+    from prefjudge.judge.baselines import Monolithic, Pointwise
+    from prefjudge.judge.common import JudgeSettings, OnResult
+    from prefjudge.judge.criteralign import CriterAlign
+    from prefjudge.judge.evidence_methods import Evidence, Hybrid
+    from prefjudge.records import Pair, Verdict
+
+_LAZY = {
+    "CriterAlign": "prefjudge.judge.criteralign",
+    "Monolithic": "prefjudge.judge.baselines",
+    "Pointwise": "prefjudge.judge.baselines",
+    "Evidence": "prefjudge.judge.evidence_methods",
+    "Hybrid": "prefjudge.judge.evidence_methods",
+    "JudgeSettings": "prefjudge.judge.common",
+}
+"""The names published here that are imported from their modules at first use."""
 
 
-def __getattr__(name: str) -> Any:
-    """``Evidence`` and ``Hybrid``: the registered classes, imported at first use."""
-    if name in ("Evidence", "Hybrid"):
-        return METHODS[name.lower()]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = ["METHODS", "METHOD_NAMES", "MODEL_METHODS", "MODEL_METHOD_CLASSES", "CriterAlign",
@@ -94,6 +101,9 @@ def judge_pairs(
     Raises:
         ValueError: On an unknown method or duplicate pair ids.
     """
+    from prefjudge.features import tokenizer_for
+    from prefjudge.judge.common import Ledger
+
     if settings.method not in METHODS:
         raise ValueError(f"unknown method {settings.method!r}; choose from {sorted(METHODS)}")
     check_unique_ids(pairs)
@@ -134,6 +144,8 @@ def with_features(verdict: Verdict, pair: Pair, counter: TokenCounter) -> Verdic
     Returns:
         A copy with ``features_a``, ``features_b`` and ``features_by`` set.
     """
+    from prefjudge.features import response_features
+
     return verdict.model_copy(update={
         "features_a": response_features(pair.response_a, counter),
         "features_b": response_features(pair.response_b, counter),

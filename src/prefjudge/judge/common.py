@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
 from prefjudge.backends import Backend, Request, Result, Sampling, chat
-from prefjudge.judge.guidance import Guidance
 from prefjudge.judge.methods import CallsBound
 from prefjudge.judge.methods import MethodTraits as MethodTraits  # its old home
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
 from prefjudge.records import Criterion, Pair, Side, Task, Usage, Verdict
+
+if TYPE_CHECKING:  # a field's type only: guidance's models load with --guidance
+    from prefjudge.judge.guidance import Guidance
 
 OnResult = Callable[[Result], None]
 ORDERS = (("forward", False), ("swapped", True))

@@ -1,7 +1,7 @@
 """The ``evidence`` and ``hybrid`` method classes, imported only when one of them judges.
 
-:mod:`prefjudge.judge` registers both by name and traits
-(:func:`~prefjudge.judge.methods.register_lazy_method`); :data:`~prefjudge.judge.METHODS`
+:mod:`prefjudge.judge.methods_builtin` registers both by name and traits, as every built-in
+method (:func:`~prefjudge.judge.methods.register_lazy_method`); :data:`~prefjudge.judge.METHODS`
 imports this module, and with it the sandbox and the verifier that find the facts, when it
 is first asked for either class. The traits declared here must equal the registered ones
 (:meth:`~prefjudge.judge.methods.LazyMethod.load` checks).

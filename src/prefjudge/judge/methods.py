@@ -6,7 +6,8 @@ registers itself under its name (:func:`judge_method` as a class decorator, or
 :func:`method_traits`. A method whose module is costly to import (``evidence`` and ``hybrid``
 pull the sandbox and the verifier) registers its name and traits alone
 (:func:`register_lazy_method`): its class is imported when :data:`METHODS` is first asked
-for it, so listing methods and reading their traits import nothing of it. Everything that
+for it, so listing methods and reading their traits import nothing of it. Every built-in
+method is registered so (:mod:`.methods_builtin`). Everything that
 lists methods reads them from here:
 :data:`METHODS` (the ``--method`` choices, :func:`prefjudge.judge.judge_pairs`),
 :data:`MODEL_METHODS` (``--fallback``, what ``hybrid`` may fall back on) and
@@ -90,11 +91,23 @@ class LazyMethod:
         """
         module, _, attr = self.target.partition(":")
         cls = getattr(importlib.import_module(module), attr)
+        self.check(cls)
+        return cls
+
+    def check(self, cls: type[Any]) -> None:
+        """Refuse a class whose traits differ from the registered ones.
+
+        Raises:
+            TypeError: Naming the traits that differ.
+        """
         differ = [t for t in TRAITS if _as_tuple(getattr(cls, t)) != _as_tuple(getattr(self, t))]
         if differ:
             raise TypeError(f"{self.target}: traits {', '.join(differ)} differ from the "
                             "ones it was registered with")
-        return cls
+
+    def is_for(self, cls: type[Any]) -> bool:
+        """Whether ``cls`` is the class this entry names (its module and name)."""
+        return self.target == f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _as_tuple(value: Any) -> Any:
@@ -133,17 +146,25 @@ def register_method(name: str, cls: type[Any], *, replace: bool = False) -> type
         cls: A :class:`~prefjudge.judge.common.JudgeMethod` subclass.
         replace: Allow replacing a method already registered under the same name.
 
+    A class registered lazily under ``name`` (:func:`register_lazy_method`) that registers
+    itself when its module is imported (``@judge_method``) takes its entry's place, once its
+    traits are checked against the entry's.
+
     Returns:
         ``cls``.
 
     Raises:
         ValueError: When the name is empty or taken (and not ``replace``).
+        TypeError: When ``cls`` is the class of a lazy entry whose traits differ from its own.
     """
     if not name:
         raise ValueError("a judging method needs a name")
-    if name in METHODS and not replace:
+    entry = dict.get(METHODS, name)
+    if isinstance(entry, LazyMethod) and not isinstance(cls, LazyMethod) and entry.is_for(cls):
+        entry.check(cls)
+    elif name in METHODS and not replace:
         raise ValueError(f"judging method {name!r} is already registered")
-    METHODS[name] = cls
+    dict.__setitem__(METHODS, name, cls)
     return cls
 
 
@@ -187,13 +208,18 @@ def is_model_method(cls: type[Any]) -> bool:
     return bool(cls.needs_model and not cls.needs_tests and not cls.uses_fallback)
 
 
+def _model_method_names() -> list[str]:
+    return [name for name, entry in METHODS.items() if is_model_method(entry)]
+
+
 def _model_methods() -> dict[str, type[Any]]:
-    return {name: METHODS[name] for name, entry in METHODS.items() if is_model_method(entry)}
+    return {name: METHODS[name] for name in _model_method_names()}
 
 
 MODEL_METHOD_CLASSES: Mapping[str, type[Any]] = LiveMapping(_model_methods)
-"""The model-only methods' classes by name: what ``hybrid`` may fall back on."""
-MODEL_METHODS: Sequence[str] = LiveSequence(lambda: MODEL_METHOD_CLASSES)
+"""The model-only methods' classes by name: what ``hybrid`` may fall back on (asking for
+them imports them)."""
+MODEL_METHODS: Sequence[str] = LiveSequence(_model_method_names)
 """The methods that only ask a judge model (``evidence`` asks none; ``hybrid`` asks one only
 for the pairs the evidence leaves undecided): what ``hybrid`` may fall back on."""
 METHOD_NAMES: Sequence[str] = LiveSequence(lambda: METHODS)

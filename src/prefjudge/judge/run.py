@@ -54,11 +54,32 @@ copied so that judging imports no numpy (``tests/judge/test_h2_startup.py`` hold
 equal)."""
 
 __all__ = [  # the use case's own names, and those of the modules split from this one
-    "DEFAULT_RESAMPLES", "AllPairsWaiting", "EngineJudging", "JudgeFileSettings", "JudgeOutcome",
-    "Judged", "JudgingEngine", "JudgingPlan", "PairSettings", "PreparedJudging", "PreparedPair",
-    "find_task", "judge_file", "judge_pair", "judge_plan", "judge_to_file", "model_for",
-    "plan_judging", "prepare_judge_file", "prepare_pair", "run_judging", "uses_evidence_facts",
-    "verdict_journal", "with_scores",
+    "DEFAULT_RESAMPLES",
+    "PERF_INPUTS",
+    "AllPairsWaiting",
+    "EngineJudging",
+    "JudgeFileSettings",
+    "JudgeOutcome",
+    "Judged",
+    "JudgingEngine",
+    "JudgingPlan",
+    "PairSettings",
+    "PreparedJudging",
+    "PreparedPair",
+    "find_task",
+    "judge_file",
+    "judge_pair",
+    "judge_plan",
+    "judge_to_file",
+    "model_for",
+    "plan_judging",
+    "prepare_judge_file",
+    "prepare_pair",
+    "run_judging",
+    "uses_evidence_facts",
+    "verdict_journal",
+    "with_perf_inputs",
+    "with_scores",
 ]
 
 
@@ -95,6 +116,8 @@ class JudgeFileSettings(JudgeOptions):
             checks where they are the judge's own
             (:mod:`prefjudge.judge.facts.from_scores`); the rest is found here. Not bound
             by the verdict journal: the verdicts are those judged without them.
+        perf_inputs: ``evidence``/``hybrid``: where the efficiency fact's inputs come from,
+            ``scaled`` or ``model`` (a generator the judge model writes; ``--perf-inputs``).
     """
 
     inputs: tuple[str, ...]
@@ -115,6 +138,7 @@ class JudgeFileSettings(JudgeOptions):
     engine: JudgingEngine | None = None
     regenerated: bool = False
     scores: tuple[Path, ...] = ()
+    perf_inputs: str = "scaled"
 
 
 class AllPairsWaiting(StageError):
@@ -215,10 +239,10 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
         options = replace(settings, evidence=True)
     if settings.limit:
         pairs = pairs[: settings.limit]
-    judge = with_scores(
+    judge = with_perf_inputs(with_scores(
         judge_settings(options, settings.method, open_guidance(settings.guidance)),
         settings.scores, settings.tests,
-    )
+    ), settings.perf_inputs)
     if not pairs and read.waiting:
         raise AllPairsWaiting(
             f"{', '.join(settings.inputs)}: no pairs to judge: all {len(read.waiting)} wait on "
@@ -278,6 +302,29 @@ def with_scores(
         raise StageError(str(exc)) from exc
     except OSError as exc:
         raise StageError(f"cannot read --scores: {exc}") from exc
+
+
+PERF_INPUTS = ("scaled", "model")
+"""Where the efficiency fact's performance-exercising inputs may come from."""
+
+
+def with_perf_inputs(judge: JudgeSettings, perf_inputs: str) -> JudgeSettings:
+    """``judge`` with the source of its efficiency inputs (:attr:`JudgeFileSettings.perf_inputs`).
+
+    Raises:
+        JudgeOptionError: An unknown source, or ``model`` for a method that finds no facts.
+    """
+    if perf_inputs not in PERF_INPUTS:
+        raise JudgeOptionError(f"unknown --perf-inputs {perf_inputs!r}; choose from "
+                               f"{', '.join(PERF_INPUTS)}", "--perf-inputs")
+    if perf_inputs == "scaled":
+        return judge
+    from prefjudge.judge.facts.judge import EvidenceSettings
+
+    if not isinstance(judge, EvidenceSettings):
+        raise JudgeOptionError("--perf-inputs applies to --method evidence or hybrid",
+                               "--perf-inputs")
+    return replace(judge, perf_inputs=perf_inputs)
 
 
 def judge_file(

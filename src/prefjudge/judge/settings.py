@@ -18,19 +18,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefjudge.backends import Sampling
 from prefjudge.io import InputError
 from prefjudge.journal import file_fingerprint
 from prefjudge.judge import JudgeSettings, method_traits
-from prefjudge.judge.guidance import Guidance, GuidanceError, load_guidance
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.records import JudgeMethodName, Task
 from prefjudge.reporting import StageError
 from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
-from prefjudge.scoring.sources import SourceError, UnknownSourceError
-from prefjudge.scoring.task_sources import RepeatedTaskError, load_task_sources
+
+if TYPE_CHECKING:  # guidance, the task sources (the hub client): imported when used
+    from prefjudge.judge.guidance import Guidance
+    from prefjudge.scoring.sources import SourceError
 
 ModelMethodName = str
 """A method that only asks a judge model: what ``hybrid`` may fall back on. A name of the
@@ -88,6 +89,9 @@ def source_error(exc: SourceError, option: str) -> StageError:
         or a task in two sources; a plain :class:`StageError` when the source is known but
         cannot be used (the hub).
     """
+    from prefjudge.scoring.sources import UnknownSourceError
+    from prefjudge.scoring.task_sources import RepeatedTaskError
+
     if isinstance(exc, UnknownSourceError | RepeatedTaskError):
         return JudgeOptionError(str(exc), option)
     return StageError(str(exc))
@@ -173,23 +177,22 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
             check_templates(METHOD_STAGES[traits.model_method], templates)
         except TemplateError as exc:
             raise StageError(str(exc)) from exc
-    # the facts code (sandbox, verifier) is imported only when settings are made
-    from prefjudge.judge.facts.judge import CriterionError, EvidenceSettings, parse_criterion
-
     if options.criterion:
-        try:
-            parse_criterion(options.criterion)
-        except CriterionError as exc:
-            raise JudgeOptionError(str(exc), "--criterion") from None
+        _check_criterion(options.criterion)
     tests: dict[str, Task] = {}
     if traits.needs_tests:
         tests = load_tests(options.tests)
     elif options.tests or options.criterion:
         raise JudgeOptionError("--tests and --criterion apply to --method evidence or hybrid")
     fields: dict[str, Any] = {}
+    settings_class: type[JudgeSettings] = JudgeSettings
     if traits.needs_tests:
+        # the facts code (sandbox, verifier): imported only for a method that runs tests
+        from prefjudge.judge.facts.judge import EvidenceSettings
+
         fields["profile"] = _profile(options.profile)
-    return (EvidenceSettings if traits.needs_tests else JudgeSettings)(
+        settings_class = EvidenceSettings
+    return settings_class(
         method=method,
         min_criteria=options.min_criteria,
         max_criteria=options.max_criteria,
@@ -205,6 +208,16 @@ def judge_settings(options: JudgeOptions, method: str, guidance: Guidance | None
         tokenizer=options.tokenizer,
         **fields,
     )
+
+
+def _check_criterion(criterion: str) -> None:
+    """Refuse a ``--criterion`` that does not parse (the facts code is imported for it)."""
+    from prefjudge.judge.facts.judge import CriterionError, parse_criterion
+
+    try:
+        parse_criterion(criterion)
+    except CriterionError as exc:
+        raise JudgeOptionError(str(exc), "--criterion") from None
 
 
 def _profile(name: str | None) -> str:
@@ -232,6 +245,9 @@ def load_tests(sources: Sequence[str]) -> dict[str, Task]:
             give the same task.
         StageError: When a source cannot be read.
     """
+    from prefjudge.scoring.sources import SourceError
+    from prefjudge.scoring.task_sources import load_task_sources
+
     try:
         return load_task_sources(sources, option="--tests").tasks
     except SourceError as exc:
@@ -251,7 +267,7 @@ def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[st
         ``{}`` for the methods that run no tests; else the criterion, the fallback
         (``hybrid``), the verification profile of the instruction facts, the test
         sources' content digests, and the versions of the code that decides (sandbox
-        harness, Ruff, the security analyser).
+        harness, Ruff, the security analyser); and ``perf_inputs`` when it is ``model``.
     """
     traits = method_traits(settings.method, settings.fallback)
     if not traits.needs_tests:
@@ -259,13 +275,17 @@ def evidence_binding(settings: JudgeSettings, sources: Sequence[str]) -> dict[st
     from prefjudge.judge.facts.judge import evidence_profile
     from prefjudge.judge.facts.versions import decider_versions
 
-    return {
+    binding = {
         "criterion": settings.criterion,
         "fallback": settings.fallback if traits.model_method is not None else None,
         "profile": evidence_profile(settings),
         "tests": [file_fingerprint(s)["sha256"] if Path(s).is_file() else s for s in sources],
         "deciders": decider_versions(),
     }
+    perf_inputs = getattr(settings, "perf_inputs", "scaled")
+    if perf_inputs != "scaled":  # bound only when chosen: journals made before still resume
+        binding["perf_inputs"] = perf_inputs
+    return binding
 
 
 def open_guidance(folder: str | Path | None) -> Guidance | None:
@@ -282,6 +302,8 @@ def open_guidance(folder: str | Path | None) -> Guidance | None:
     """
     if folder is None:
         return None
+    from prefjudge.judge.guidance import GuidanceError, load_guidance
+
     try:
         return load_guidance(folder)
     except GuidanceError as exc:

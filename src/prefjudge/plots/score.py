@@ -1,12 +1,19 @@
-"""Figures of the scoring stage."""
+"""Figures of the scoring stage.
+
+Drawn on a :class:`matplotlib.figure.Figure` with the Agg canvas rather than through
+``matplotlib.pyplot``: the figure is written to a file, never shown, so pyplot's figure
+manager and backend machinery are not needed (nor imported).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from prefjudge.plots import ci_bars, plot_labels
 
-from prefjudge.plots import ci_bars, plot_labels, pyplot
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
@@ -19,8 +26,6 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
         summary: Output of :func:`prefjudge.scoring.metrics.model_summary`.
         path: PNG file to write.
     """
-    plt = pyplot()
-
     metrics = [
         ("if_instruction", "IF (instruction)"),
         ("if_task", "IF (task)"),
@@ -30,7 +35,8 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
                                                   ("plus_pass1", "plus pass@1"))
                 if name in summary.columns and summary[name].notna().any()]
     models = plot_labels(summary["model"])
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(models) + 2), 4))
+    fig = agg_figure((max(5.0, 1.6 * len(models) + 2), 4))
+    ax = fig.add_subplot()
     x = ci_bars(ax, summary, [(m, f"{m}_lower", f"{m}_upper", label) for m, label in metrics])
     ax.set_xticks(x, models, rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
@@ -38,4 +44,24 @@ def save_summary_plot(summary: pd.DataFrame, path: Path) -> None:
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+
+
+def agg_figure(figsize: tuple[float, float]) -> Figure:
+    """A figure of ``figsize`` inches on the Agg canvas, as ``pyplot.figure`` makes one.
+
+    Args:
+        figsize: Width and height in inches.
+
+    Returns:
+        The figure (let go when unreferenced: no pyplot figure manager holds it).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure

@@ -14,88 +14,186 @@ required in :class:`ProtocolGeneration`), :class:`ScoredSample` (``score`` →
 
 The records live in one module per job (:mod:`prefjudge.records.names`, ``ids``,
 ``tasks``, ``generations``, ``scored``, ``battles``, ``pairs``, ``usage``, ``verdicts``,
-``personas``); every name is exported here, where stages import it from.
+``personas``); every name is exported here, where stages import it from. A record module
+is imported when one of its names is first asked for (module ``__getattr__``), so a stage
+that needs pairs and verdicts does not pay for the task, generation or persona models.
 """
 
 from __future__ import annotations
 
-from prefjudge.records.battles import (
-    Battle,
-    Rating,
-)
-from prefjudge.records.generations import (
-    Generation,
-    ProtocolGeneration,
-    ProtocolName,
-    Turn,
-    generation_failed,
-)
-from prefjudge.records.ids import (
-    generation_id,
-    journal_key,
-)
-from prefjudge.records.names import (
-    METHOD_NAME_PATTERN,
-    SIDE_WINNERS,
-    CheckStatus,
-    CriterionOutcome,
-    EvidenceKind,
-    FactOutcome,
-    FuncStatus,
-    JudgeMethodName,
-    ModelName,
-    Side,
-    TestFormat,
-    Winner,
-    check_method_name,
-    model_name_warnings,
-    normalize_model_name,
-)
-from prefjudge.records.pairs import (
-    Pair,
-)
-from prefjudge.records.personas import (
-    DimensionVerdict,
-    InputPreferences,
-    OutputPreferences,
-    Persona,
-    PersonaComparison,
-)
-from prefjudge.records.scored import (
-    SCORED_FIELDS,
-    CheckResult,
-    FuncResult,
-    ScoredSample,
-    SetResult,
-    is_scored_record,
-)
-from prefjudge.records.tasks import (
-    MOST_PER_TASK,
-    AugmentedTask,
-    AugmentStats,
-    InstructionRef,
-    InstructionSpec,
-    ParamSpec,
-    StdioCase,
-    Task,
-    VerifierSpec,
-)
-from prefjudge.records.usage import (
-    Count,
-    ItemCost,
-    Usage,
-)
-from prefjudge.records.verdicts import (
-    BATTLE_FIELDS,
-    NO_EVIDENCE,
-    VERDICT_KEYS,
-    Criterion,
-    CriterionVerdict,
-    Fact,
-    Verdict,
-    battle_of,
-    is_verdict_row,
-)
+from typing import TYPE_CHECKING
+
+from prefjudge.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from prefjudge.records.battles import (
+        Battle,
+        Rating,
+    )
+    from prefjudge.records.generations import (
+        Generation,
+        ProtocolGeneration,
+        ProtocolName,
+        Turn,
+        generation_failed,
+    )
+    from prefjudge.records.ids import (
+        generation_id,
+        journal_key,
+    )
+    from prefjudge.records.names import (
+        METHOD_NAME_PATTERN,
+        SIDE_WINNERS,
+        CheckStatus,
+        CriterionOutcome,
+        EvidenceKind,
+        FactOutcome,
+        FuncStatus,
+        JudgeMethodName,
+        ModelName,
+        Side,
+        TestFormat,
+        Winner,
+        check_method_name,
+        model_name_warnings,
+        normalize_model_name,
+    )
+    from prefjudge.records.pairs import (
+        Pair,
+    )
+    from prefjudge.records.personas import (
+        DimensionVerdict,
+        InputPreferences,
+        OutputPreferences,
+        Persona,
+        PersonaComparison,
+    )
+    from prefjudge.records.scored import (
+        SCORED_FIELDS,
+        CheckResult,
+        FuncResult,
+        ScoredSample,
+        SetResult,
+        is_scored_record,
+    )
+    from prefjudge.records.tasks import (
+        MOST_PER_TASK,
+        AugmentedTask,
+        AugmentStats,
+        InstructionRef,
+        InstructionSpec,
+        ParamSpec,
+        StdioCase,
+        Task,
+        VerifierSpec,
+    )
+    from prefjudge.records.usage import (
+        Count,
+        ItemCost,
+        Usage,
+    )
+    from prefjudge.records.verdicts import (
+        BATTLE_FIELDS,
+        NO_EVIDENCE,
+        VERDICT_KEYS,
+        Criterion,
+        CriterionVerdict,
+        Fact,
+        Verdict,
+        battle_of,
+        is_verdict_row,
+    )
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "battles": (
+        "Battle",
+        "Rating",
+    ),
+    "generations": (
+        "Generation",
+        "ProtocolGeneration",
+        "ProtocolName",
+        "Turn",
+        "generation_failed",
+    ),
+    "ids": (
+        "generation_id",
+        "journal_key",
+    ),
+    "names": (
+        "METHOD_NAME_PATTERN",
+        "SIDE_WINNERS",
+        "CheckStatus",
+        "CriterionOutcome",
+        "EvidenceKind",
+        "FactOutcome",
+        "FuncStatus",
+        "JudgeMethodName",
+        "ModelName",
+        "Side",
+        "TestFormat",
+        "Winner",
+        "check_method_name",
+        "model_name_warnings",
+        "normalize_model_name",
+    ),
+    "pairs": ("Pair",),
+    "personas": (
+        "DimensionVerdict",
+        "InputPreferences",
+        "OutputPreferences",
+        "Persona",
+        "PersonaComparison",
+    ),
+    "scored": (
+        "SCORED_FIELDS",
+        "CheckResult",
+        "FuncResult",
+        "ScoredSample",
+        "SetResult",
+        "is_scored_record",
+    ),
+    "tasks": (
+        "MOST_PER_TASK",
+        "AugmentedTask",
+        "AugmentStats",
+        "InstructionRef",
+        "InstructionSpec",
+        "ParamSpec",
+        "StdioCase",
+        "Task",
+        "VerifierSpec",
+    ),
+    "usage": (
+        "Count",
+        "ItemCost",
+        "Usage",
+    ),
+    "verdicts": (
+        "BATTLE_FIELDS",
+        "NO_EVIDENCE",
+        "VERDICT_KEYS",
+        "Criterion",
+        "CriterionVerdict",
+        "Fact",
+        "Verdict",
+        "battle_of",
+        "is_verdict_row",
+    ),
+}
+"""Each record module and the names it exports here (checked against :data:`__all__` by
+``tests/judge/test_h8_lazy_imports.py``)."""
+
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+__getattr__ = lazy_getattr(__name__, {name: f"{__name__}.{module}"
+                                      for name, module in _HOME_OF.items()})
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported records included."""
+    return sorted({*globals(), *_HOME_OF})
+
 
 __all__ = [
     "BATTLE_FIELDS",

@@ -292,15 +292,15 @@ class _Run:
 
     def _start_engine(self) -> None:
         """Connect the engine (when one is set), or report this machine's sandbox."""
-        from prefjudge.sandbox import isolation_line, isolation_report
-        from prefjudge.sandbox.zygote import zygote_default
-
         settings, reporter = self.settings, self.reporter
         if settings.engine is not None:
             self.engine = settings.engine.start(tests=self.tests_on, reporter=reporter)
             self.stack.callback(self.engine.close)
             self.isolation, self.isolation_mode = self.engine.sandbox, self.engine.sandbox_mode
         elif self.tests_on:
+            from prefjudge.sandbox import isolation_line, isolation_report
+            from prefjudge.sandbox.zygote import zygote_default
+
             report = isolation_report()
             self.isolation_mode = str(report["mode"])
             use_zygote = zygote_default() if settings.zygote is None else settings.zygote

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prefjudge import __version__
 from prefjudge.io import InputError, InputIssue
@@ -27,9 +27,7 @@ from prefjudge.records import (
     generation_failed,
     journal_key,
 )
-from prefjudge.sandbox import SandboxLimits, resolve_isolation, run_functional
-from prefjudge.sandbox.preload import modules_to_preload
-from prefjudge.sandbox.zygote import ZygotePool, zygote_default
+from prefjudge.sandbox import SandboxLimits
 from prefjudge.scoring.formats import read_generations
 from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.rows import PackedCheck, Scored, checks_statuses, summarise_statuses
@@ -39,6 +37,9 @@ from prefjudge.scoring.verify import ruff_version, verify_batch
 from prefjudge.scoring.verify.extract import code_of
 from prefjudge.scoring.verify.process import PendingResults, VerifyProcess
 from prefjudge.scoring.verify.refs import ReferenceCheck
+
+if TYPE_CHECKING:  # the sandbox's runner and zygotes are imported where tests run
+    from prefjudge.sandbox.zygote import ZygotePool
 
 ProgressCallback = Callable[[str, int], None]
 
@@ -211,7 +212,8 @@ class ScoreOptions:
     the time: chunks grow from :data:`CHUNK` to :data:`VERIFY_CHUNK` generations (fewer,
     larger Ruff runs; the first samples still come quickly), and later chunks are
     verified in the background while this one's samples are yielded: in a thread (one
-    chunk ahead), or in a verification process (two ahead; see ``separate_process``).
+    chunk ahead), or in a verification process (:data:`PROCESS_AHEAD` ahead; see
+    ``separate_process``).
 
     Attributes:
         done: Keys already scored (resume); they are not scored again.
@@ -324,8 +326,8 @@ class _Scoring:
             options, tested = self.options, self.tested
             # Verifying the next chunk while this one is written keeps Ruff busy; not beside
             # unit tests, whose wall-clock timeouts should not compete with it. In this
-            # process: one chunk ahead in a thread; in the verification process: two, so it
-            # never waits.
+            # process: one chunk ahead in a thread; in the verification process: several,
+            # so that it never waits (PROCESS_AHEAD).
             separate = options.separate_process
             if separate is None:
                 separate = len(self.chunks) > 1
@@ -336,7 +338,7 @@ class _Scoring:
                 1, thread_name_prefix="prefjudge-verify")
             pool = _zygote_pool(self.todo, self.tasks, options.zygote, options.preload) \
                 if tested else None
-            depth = 0 if tested else 2 if self.process else 1
+            depth = 0 if tested else PROCESS_AHEAD if self.process else 1
             submitted = _top_up(pending, depth, len(self.chunks), 0, self._begin)
             for chunk in self.chunks:
                 checks, turn_results, turn_items = (
@@ -380,8 +382,15 @@ class _Scoring:
         return checked[:len(items)], checked[len(items):], turn_items
 
     def _begin(self, index: int) -> _Pending:
-        """Start verifying chunk ``index``: in the thread, or in the verification process."""
-        if self.process is None or (index == 0 and self.given is None):  # while it starts
+        """Start verifying chunk ``index``: in the thread, or in the verification process.
+
+        With the process, the thread still verifies the first chunk when the process was
+        started here (while it starts) and the last one of a long run: this process mostly
+        waits on the other, and the last chunk verified beside the ones before it ends the
+        run a chunk's verification sooner.
+        """
+        last = index == len(self.chunks) - 1 and index >= SHARED_FROM
+        if self.process is None or (index == 0 and self.given is None) or last:
             assert self.ahead is not None
             return self.ahead.submit(self._verify, self.chunks[index])
         items, turn_items, everything = self._split(self.chunks[index])
@@ -413,7 +422,16 @@ CHUNK = 256
 """Generations verified per batch beside unit tests, and in the first batch without."""
 VERIFY_CHUNK = 2048
 """Largest batch without unit tests: Ruff start-up is paid once per ~2,000 files, while a
-killed run loses at most the two batches in flight (seconds of work)."""
+killed run loses at most the batches in flight (seconds of work)."""
+SHARED_FROM = 3
+"""With a verification process, the last chunk of a run of at least this many more is
+verified in this process, beside it (:meth:`_Scoring._begin`)."""
+PROCESS_AHEAD = 4
+"""Chunks asked of the verification process before the first comes back. The first few
+are small and come back at once when it verified them ahead
+(:mod:`prefjudge.scoring.verify.prefetch`): with fewer asked, it would wait for this
+process to write them before it is asked for more. Asking costs only the requests'
+memory (the chunks' texts, a few MiB)."""
 
 _Checks = list[list[CheckResult]] | list[list[PackedCheck]]
 _Verified = tuple[_Checks, _Checks, list[list[tuple[str, list[InstructionRef]]]]]
@@ -504,6 +522,9 @@ def _zygote_pool(
     preload: Sequence[str],
 ) -> ZygotePool | None:
     """Zygotes for the whole job's unit tests (None for fresh processes; a given pool as is)."""
+    from prefjudge.sandbox import resolve_isolation
+    from prefjudge.sandbox.zygote import ZygotePool, zygote_default
+
     if isinstance(zygote, ZygotePool):
         return zygote
     if not (zygote_default() if zygote is None else zygote):
@@ -514,6 +535,8 @@ def _zygote_pool(
 def job_preload(todo: Sequence[tuple[str, Generation]], tasks: Mapping[str, Task],
                 preload: Sequence[str]) -> list[str]:
     """What a job's zygotes import: its tasks' modules (those with tests) and ``preload``."""
+    from prefjudge.sandbox.preload import modules_to_preload
+
     needed = {gen.task_id for _, gen in todo if gen.task_id in tasks}
     return modules_to_preload((tasks[task_id] for task_id in sorted(needed)), preload)
 
@@ -537,6 +560,8 @@ def _test_results_in_order(
     if not jobs:
         yield from [None] * len(chunk)
         return
+    from prefjudge.sandbox import run_functional
+
     finished: queue.Queue[tuple[int, FuncResult | BaseException]] = queue.Queue()
 
     def collect(job_index: int, result: FuncResult) -> None:

@@ -105,7 +105,7 @@ def write_summary(rows: list[tuple], facts: SummaryFacts, reporter: Reporter) ->
 
 
 def load_summary_meanwhile() -> threading.Thread:
-    """Import what the summary needs (pandas, matplotlib: a second of CPU) while scoring runs.
+    """Import what the summary needs (pandas, matplotlib's figure and Agg canvas) meanwhile.
 
     Scoring mostly waits on Ruff, the verification process or unit tests; the summary and
     its plot are the last step, and without this their imports would come after
@@ -115,10 +115,11 @@ def load_summary_meanwhile() -> threading.Thread:
 
     def load() -> None:
         with contextlib.suppress(Exception):
-            import prefjudge.plots.score
-            import prefjudge.scoring.metrics
+            import matplotlib.backends.backend_agg
+            import matplotlib.figure  # noqa: F401
 
-            prefjudge.plots.pyplot()
+            import prefjudge.plots.score
+            import prefjudge.scoring.metrics  # noqa: F401
 
     thread = threading.Thread(target=load, name="prefjudge-load-summary")
     thread.start()

@@ -29,6 +29,9 @@ DEFAULT_MAX_CHARS = 20_000
 MAX_PROBLEMS_SHOWN = 100
 """Problem lines listed on the page (all are counted)."""
 
+SCRIPTS = ("view_facts.js", "view.js")
+"""The page's script files, in order, joined into its one script element (``view.js``
+hands ``view_facts.js`` its building blocks)."""
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,7 @@ def build_page(results: Results, *, title: str = "prefjudge results",
     data = _script_safe(f'{head[:-1]},"samples":{cap.items_json(results.samples)},'
                         f'"pairs":{cap.items_json(results.pairs)}}}')
     leaderboard = _leaderboard_section(results, cap)
-    script = _asset("view.js")
+    script = "".join(_asset(name) for name in SCRIPTS)
     style = _asset("view.css")
     policy = content_security_policy(script, style)
     facts = (f"{escape(results.source)} · {len(results.samples)} scored samples · "

@@ -47,8 +47,12 @@ of their net medians reaches ``1 + MIN_RELATIVE``, and (3) the gap between the m
 more than :data:`NOISE_FACTOR` times its standard error, estimated from the repeats'
 spread (``1.2533 * hypot(sigma_A, sigma_B) / sqrt(n)``, each sigma a scaled median
 absolute deviation); otherwise the pair is a ``tie``, and the fact says why. A tie that
-the noise alone explains (the ratio reaches (2), but (1) or (3) fails) gets one more batch
-of ``repeats`` runs of each, and is decided again on all of them.
+the noise alone explains (the ratio reaches (2), but (1) or (3) fails) is measured again
+on new runs with :data:`~prefjudge.judge.facts.efficiency_measure.RETRY_ROUNDS` times the
+rounds (the dearer side's run within ``RETRY_CAP_S``), so that the work stands further
+above the start-up's noise, and decided on those; where the rounds cannot grow, one more
+batch of ``repeats`` runs of each is added and all are decided together
+(:func:`~prefjudge.judge.facts.efficiency_measure.measure_and_decide`).
 
 **Checked calls.** Every call measured is a checked call: the cost runner calls the code
 through the EvalPlus runner's own code, each input with its CPU-time limit, and writes
@@ -70,10 +74,14 @@ Outcomes: ``A``/``B`` (that side is cheaper), ``tie``, ``insufficient`` (a side 
 times out or answers otherwise than the reference while measured; the task has no inputs
 prefjudge can run) and ``error`` (the sandbox could not run, or the reference solution
 failed: never the code's doing). A pair
-whose responses do not both pass their tests is never measured: the tests alone decide it,
-by the one rule of :mod:`prefjudge.judge.facts.time_limits` (a side that runs out of time
-on its tests where the other finishes is the dearer one; any other failure is
-``insufficient``), here as in the evidence judge.
+whose responses do not both pass their tests is decided by the tests alone, by the one
+rule of :mod:`prefjudge.judge.facts.time_limits` (a side that runs out of time on its
+tests where the other finishes is the dearer one; any other failure is
+``insufficient``), here as in the evidence judge, except where both only ran out of time:
+those are measured, and on the task's own inputs an input both sides run out of time on
+is set aside for the heaviest inputs the reference finds :data:`LADDER_BASE` times
+cheaper (up to :data:`MAX_SET_ASIDE` times), while one side running out of time where the
+other finishes makes the other the cheaper one.
 
 Nothing survives from one measured run to the next (each has its own scratch
 space and its own IPC, network and pid namespaces, zygote runs too), so no cache can be kept
@@ -91,7 +99,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefjudge.judge.facts.correctness import correctness_fact, response_code
@@ -113,6 +121,7 @@ from prefjudge.judge.facts.efficiency_measure import (  # noqa: F401 - re-export
     _Meter,
     _Stop,
     decide,
+    measure_and_decide,
     more_would_help,
     warm_imports,
 )
@@ -120,7 +129,7 @@ from prefjudge.judge.facts.efficiency_outputs import (  # noqa: F401 - re-export
     gist,
     measured_outputs_problem,
 )
-from prefjudge.judge.facts.perf_inputs.accept import PerfInputs
+from prefjudge.judge.facts.perf_inputs.accept import LADDER_BASE, PerfInputs
 from prefjudge.judge.facts.perf_inputs.measure import measure_scaled, perf_inputs_for
 from prefjudge.judge.facts.time_limits import efficiency_from_tests
 from prefjudge.records import Fact, FuncResult, Pair, Task
@@ -132,6 +141,10 @@ from prefjudge.sandbox.isolation import IsolationPlan
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.process import run_in_sandbox
 from prefjudge.sandbox.references import reference_outputs
+
+MAX_SET_ASIDE = 3
+"""How many times inputs both sides run out of time on are set aside (each time the
+reference's cost a :data:`LADDER_BASE` lower)."""
 
 
 @dataclass(frozen=True)
@@ -192,16 +205,18 @@ class EfficiencyDecision:
 # --- choosing inputs -------------------------------------------------------------------------
 
 
-def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_INPUTS
-                    ) -> list[tuple[str, int, Any]]:
+def heaviest_inputs(task: Task, reference: ReferenceOutputs, count: int = MAX_INPUTS,
+                    below: float | None = None) -> list[tuple[str, int, Any]]:
     """The task's ``count`` most demanding inputs, as ``(set, index, input)``.
 
     Ranked by the reference solution's CPU time on each (measured in its own sandbox; the
-    reference is trusted code), then by the input's size as JSON.
+    reference is trusted code), then by the input's size as JSON. ``below``: only inputs
+    the reference spends less CPU time on than that.
     """
     positions = input_positions(task)
     ranked = sorted(
-        zip(reference.lines, positions, strict=True),
+        ((line, position) for line, position in zip(reference.lines, positions, strict=True)
+         if below is None or float(line["cpu"]) < below),
         key=lambda pair: (-float(pair[0]["cpu"]), -len(json.dumps(pair[1][2]))),
     )
     return [position for _, position in ranked[:count]]
@@ -249,6 +264,7 @@ def compare_efficiency(
     check_correct: bool = True,
     max_inputs: int = MAX_INPUTS,
     scaled: bool = False,
+    perf_client: Any = None,
 ) -> EfficiencyDecision:
     """Measure both responses' CPU cost on the task's performance-exercising inputs.
 
@@ -273,6 +289,10 @@ def compare_efficiency(
             heaviest inputs where none is accepted (the evidence judge's way:
             :func:`efficiency_facts`); False (the default here): the task's own inputs
             only.
+        perf_client: With ``scaled``, a served model whose generator makes the inputs
+            (``--perf-inputs model``:
+            :func:`~prefjudge.judge.facts.perf_inputs.measure.perf_inputs_for`); None:
+            the scaled inputs.
 
     Returns:
         The decision, with its measurements; never raises for bad code.
@@ -304,7 +324,7 @@ def compare_efficiency(
     note = ""
     if scaled:
         try:
-            perf = perf_inputs_for(task, reference, run)
+            perf = perf_inputs_for(task, reference, run, perf_client)
             decision = None if perf is None else _on_scaled(meter, perf, repeats, order)
         except (OSError, TaskNotRunnableError) as exc:
             return EfficiencyDecision("error", f"the scaled inputs could not be made: {exc}")
@@ -335,31 +355,81 @@ def _on_scaled(meter: _Meter, perf: PerfInputs, repeats: int, order: random.Rand
                               probes=found.probes, stats=found.stats)
 
 
+def _after_time_out(meter: _Meter, stop: _Stop) -> EfficiencyDecision | _Meter | None:
+    """A side ran out of time on one of the task's own inputs: what the other side does there.
+
+    The other side runs once on the same inputs. Where it finishes, it is the cheaper one
+    (the rule of :mod:`~prefjudge.judge.facts.time_limits`). Where it runs out of time on
+    the same input, both are slow there, and the inputs are chosen again among those the
+    reference finds :data:`~prefjudge.judge.facts.perf_inputs.accept.LADDER_BASE` times
+    cheaper (a meter for them; None when there are none): the sides are compared on inputs
+    both finish. Anything else: None (the stop stands).
+    """
+    if stop.side is None or stop.timed_out is None:
+        return None
+    other = "B" if stop.side == "A" else "A"
+    name, index = stop.timed_out
+    try:
+        meter.measure(other, 1)
+    except _Stop as second:
+        if second.side is None:
+            raise
+        if second.timed_out != stop.timed_out:
+            return None
+        cost = {(line["set"], int(line["i"])): float(line["cpu"])
+                for line in meter.reference.lines}
+        below = cost.get((name, index), 0.0) / LADDER_BASE
+        chosen = in_run_order(heaviest_inputs(meter.task, meter.reference, len(meter.chosen),
+                                              below=below))
+        return replace(meter, chosen=chosen) if chosen else None
+    return EfficiencyDecision(other, f"{stop.side} runs out of its time limit on {name} "
+                              f"#{index} where {other} finishes: {other} is the cheaper one")
+
+
 def _on_own_inputs(meter: _Meter, repeats: int, order: random.Random, note: str
                    ) -> EfficiencyDecision:
-    """The decision measured on the task's own heaviest inputs (the method before scaling)."""
+    """The decision measured on the task's own heaviest inputs (the method before scaling).
+
+    Where both sides run out of time on one of them, on inputs both finish
+    (:func:`_after_time_out`), up to :data:`MAX_SET_ASIDE` times.
+    """
+    for _ in range(MAX_SET_ASIDE):
+        decision, stop = _measure_own(meter, repeats, order, note)
+        after = None if stop is None else _after_time_out(meter, stop)
+        if stop is None or after is None:
+            return decision
+        if isinstance(after, EfficiencyDecision):
+            return after
+        name, index = stop.timed_out  # type: ignore[misc]
+        note = f"; both sides run out of time on {name} #{index}: measured on inputs both " \
+               f"finish{note}"
+        meter = after
+    return _measure_own(meter, repeats, order, note)[0]
+
+
+def _measure_own(meter: _Meter, repeats: int, order: random.Random, note: str
+                 ) -> tuple[EfficiencyDecision, _Stop | None]:
+    """One measurement on ``meter``'s inputs: the decision, and the stop that ended it."""
     names = tuple(f"{name} #{index}" for name, index, _ in meter.chosen)
     samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
     rounds, probes = 0, []
     try:
         rounds, probes = _choose_rounds(meter)
-        _interleaved(meter, rounds, repeats, order, samples)
-        outcome, fact, stats = decide(samples)
-        if outcome == "tie" and more_would_help(stats):
-            _interleaved(meter, rounds, repeats, order, samples)
-            outcome, fact, stats = decide(samples)
+        rounds, samples, outcome, fact, stats = measure_and_decide(meter, rounds, repeats,
+                                                                   order)
     except (_Stop, TaskNotRunnableError) as exc:
         outcome, why = (exc.outcome, exc.why) if isinstance(exc, _Stop) else ("error", str(exc))
         return EfficiencyDecision(outcome, why + note, inputs=names, rounds=rounds,
-                                  samples=samples, probes=tuple(probes))
+                                  samples=samples, probes=tuple(probes)), \
+            exc if isinstance(exc, _Stop) else None
     fact = f"{fact}; {rounds} rounds over {len(meter.chosen)} of the task's heaviest inputs"
     return EfficiencyDecision(outcome, fact + note, inputs=names, rounds=rounds,
-                              samples=samples, probes=tuple(probes), stats=stats)
+                              samples=samples, probes=tuple(probes), stats=stats), None
 
 
 def efficiency_facts(pairs: Sequence[Pair], tasks: Mapping[str, Task], *,
                      limits: SandboxLimits, runner: Runner | None = None, seed: int = 0,
-                     scaled: bool = True) -> list[Fact]:
+                     scaled: bool = True, perf_client: Any = None) -> list[Fact]:
     """Efficiency facts of pairs whose two responses both pass their tests (checked before).
 
     Measured on the tasks' performance-exercising inputs (``scaled``, the default; see
@@ -373,6 +443,8 @@ def efficiency_facts(pairs: Sequence[Pair], tasks: Mapping[str, Task], *,
             ``run``; default: a fresh sandbox per run).
         seed: Seeds the order of the runs.
         scaled: Measure on scaled inputs (False: the task's own inputs only).
+        perf_client: A served model whose generators make the inputs (see
+            :func:`compare_efficiency`).
 
     Returns:
         One fact per pair, in order (measured one pair at a time).
@@ -387,6 +459,7 @@ def efficiency_facts(pairs: Sequence[Pair], tasks: Mapping[str, Task], *,
             continue
         decision = compare_efficiency(
             task, response_code(pair, "A"), response_code(pair, "B"), plan=plan,
-            limits=limits, runner=runner, seed=seed, check_correct=False, scaled=scaled)
+            limits=limits, runner=runner, seed=seed, check_correct=False, scaled=scaled,
+            perf_client=perf_client)
         facts.append(decision.to_fact())
     return facts

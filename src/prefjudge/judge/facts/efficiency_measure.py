@@ -38,6 +38,10 @@ PROBE_S = 0.02
 PROBE_FLOOR_S = 0.005
 MAX_PROBES = 6
 MAX_ROUNDS = 200_000
+RETRY_ROUNDS = 4
+"""How many times the rounds of a tie that noise alone explains are measured again with."""
+RETRY_CAP_S = 1.5
+"""The most CPU seconds the dearer side's run may take in that second measurement."""
 MIN_RELATIVE = 0.10
 ALPHA = 0.05
 NOISE_FACTOR = 2.0
@@ -53,14 +57,18 @@ class _Stop(Exception):
     """A measurement that cannot go on: the outcome (insufficient or error), why, and whose.
 
     ``side``: ``A`` or ``B`` when that side's run failed or answered otherwise than the
-    reference (its doing); None for the baseline or the sandbox.
+    reference (its doing); None for the baseline or the sandbox. ``timed_out``: the input
+    (``(set, index)``, as the task numbers it) whose time limit the side's run exceeded,
+    when that is how it failed.
     """
 
-    def __init__(self, outcome: Outcome, why: str, side: str | None = None):
+    def __init__(self, outcome: Outcome, why: str, side: str | None = None,
+                 timed_out: tuple[str, int] | None = None):
         super().__init__(why)
         self.outcome = outcome
         self.why = why
         self.side = side
+        self.timed_out = timed_out
 
 
 
@@ -146,7 +154,8 @@ def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits,
             verb = "could not run" if status == "error" else "did not finish"
             raise _Stop("error", f"{who} {verb}: {gist(detail)}")
         raise _Stop(blame, f"{who} did not finish ({gist(_numbered(detail, chosen))}): no "
-                    "efficiency claim")
+                    "efficiency claim",
+                    timed_out=_input_of(detail, chosen) if status == "timeout" else None)
     if outcome.cpu_s is None:
         raise _Stop("error", f"{who}: the sandbox reported no CPU time")
     return outcome.cpu_s
@@ -155,21 +164,26 @@ def _cpu_of(side: str, outcome: RunOutcome, limits: SandboxLimits,
 _ROUND_HEAD = re.compile(r"round (\d+): (base|plus) input #(\d+) ")
 
 
+def _input_of(detail: str, chosen: Sequence[tuple[str, int, Any]]) -> tuple[str, int] | None:
+    """The input a run's problem names (``round N: plus input #K ...``), as the task does."""
+    head = _ROUND_HEAD.match(detail)
+    if head is None:
+        return None
+    name, local = head.group(2), int(head.group(3))
+    indices = [index for each, index, _ in chosen if each == name]
+    return (name, indices[local]) if local < len(indices) else None
+
+
 def _numbered(detail: str, chosen: Sequence[tuple[str, int, Any]]) -> str:
     """A run's problem with its input named by the task's number, not the run's.
 
     The cost runner calls the chosen inputs only, so it numbers them from 0 in each set;
     the head of its detail (``round N: plus input #K ``) is the runner's own words.
     """
-    head = _ROUND_HEAD.match(detail)
-    if head is None:
+    head, named = _ROUND_HEAD.match(detail), _input_of(detail, chosen)
+    if head is None or named is None:
         return detail
-    name, local = head.group(2), int(head.group(3))
-    indices = [index for each, index, _ in chosen if each == name]
-    if local >= len(indices):
-        return detail
-    return (f"round {head.group(1)}: {name} input #{indices[local]} "
-            + detail[head.end():])
+    return f"round {head.group(1)}: {named[0]} input #{named[1]} " + detail[head.end():]
 
 
 def _probe(meter: _Meter, rounds: int) -> dict[str, float]:
@@ -280,6 +294,37 @@ def decide(samples: dict[str, list[float]], *, min_relative: float = MIN_RELATIV
 def more_would_help(stats: dict[str, Any]) -> bool:
     """Whether a tie came from noise alone: the costs differ enough, the runs too little."""
     return stats["ratio"] >= 1 + stats["min_relative"]
+
+
+def measure_and_decide(meter: _Meter, rounds: int, repeats: int, order: random.Random
+                       ) -> tuple[int, dict[str, list[float]], Outcome, str, dict[str, Any]]:
+    """Run the baseline, A and B interleaved with ``rounds`` rounds and decide.
+
+    A tie that noise alone explains (:func:`more_would_help`) is measured again, on new
+    runs, with :data:`RETRY_ROUNDS` times the rounds (as many as keep the dearer side's
+    run within :data:`RETRY_CAP_S`): the work grows against the runs' start-up noise.
+    Where the rounds cannot grow, another batch of ``repeats`` runs is added instead, and
+    all are decided together.
+
+    Returns:
+        ``(rounds, samples, outcome, fact, stats)`` of the decision made last.
+    """
+    samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
+    _interleaved(meter, rounds, repeats, order, samples)
+    outcome, fact, stats = decide(samples)
+    if outcome != "tie" or not more_would_help(stats):
+        return rounds, samples, outcome, fact, stats
+    medians = stats["median_s"]
+    per_round = max(max(medians[side] for side in SIDES) - medians["baseline"], 0.0) / rounds
+    harness = medians["baseline"]
+    more = min(rounds * RETRY_ROUNDS,
+               math.floor((RETRY_CAP_S - harness) / max(per_round, 1e-9)))
+    if more >= 2 * rounds:
+        samples = {"baseline": [], "A": [], "B": []}
+        rounds = more
+    _interleaved(meter, rounds, repeats, order, samples)
+    outcome, fact, stats = decide(samples)
+    return rounds, samples, outcome, fact, stats
 
 
 # --- the comparison --------------------------------------------------------------------------

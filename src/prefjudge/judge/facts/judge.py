@@ -39,6 +39,7 @@ from prefjudge.judge.common import JudgeMethod, JudgeSettings, Ledger, OnResult
 from prefjudge.judge.facts.from_scores import ScoreFacts
 from prefjudge.judge.facts.kinds import KIND_RUNNERS, EvidenceRun
 from prefjudge.records import NO_EVIDENCE, SIDE_WINNERS, EvidenceKind, Fact, Pair, Verdict
+from prefjudge.reporting import StageError
 from prefjudge.scoring.profiles import JUDGE_PROFILE, get_profile
 
 KINDS: tuple[EvidenceKind, ...] = ("correctness", "instructions", "efficiency", "security")
@@ -60,10 +61,15 @@ class EvidenceSettings(JudgeSettings):
         scores: ``prefjudge score`` outputs whose records give sides' test outcomes and
             instruction checks (``--scores``; :mod:`prefjudge.judge.facts.from_scores`), or
             None: every fact is found here.
+        perf_inputs: Where the efficiency fact's performance-exercising inputs come from
+            (``--perf-inputs``): ``scaled`` (grown from the task's own inputs) or
+            ``model`` (a generator the judge model writes, the scaled ones where it gives
+            none; :mod:`prefjudge.judge.facts.perf_inputs.synthesized`).
     """
 
     profile: str = JUDGE_PROFILE
     scores: ScoreFacts | None = None
+    perf_inputs: str = "scaled"
 
 
 def evidence_profile(settings: JudgeSettings) -> str:
@@ -149,6 +155,10 @@ class EvidenceJudge(JudgeMethod):
         scores = settings.scores if isinstance(settings, EvidenceSettings) else None
         self.run = run if run is not None else EvidenceRun(settings.tests, profile=profile,
                                                            scores=scores)
+        if getattr(settings, "perf_inputs", "scaled") == "model":
+            if backend is None:
+                raise StageError("--perf-inputs model needs a served judge model (--backend)")
+            self.run.perf_client = backend
 
     def close(self) -> None:
         """Stop the sandbox zygotes kept across chunks."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from prefjudge.judge.facts.correctness import correctness_facts
 from prefjudge.judge.facts.efficiency import efficiency_facts
@@ -42,6 +42,8 @@ class EvidenceRun:
         scores: ``prefjudge score`` outputs whose records give sides' results (None: none).
         known: Sides' results found beforehand, by ``(pair_id, side, "tests" | "checks")``
             (a Ray shard's, looked up on the driver from the same score files).
+        perf_client: A served model whose generators make the efficiency fact's inputs
+            (``--perf-inputs model``); None: inputs grown from the task's.
     """
 
     tasks: Mapping[str, Task]
@@ -51,6 +53,7 @@ class EvidenceRun:
     profile: str = JUDGE_PROFILE
     scores: ScoreFacts | None = None
     known: Mapping[tuple[str, str, str], Known] = field(default_factory=dict)
+    perf_client: Any = None
     _pool: ZygotePool | None = None
     _pool_tried: bool = False
 
@@ -122,7 +125,8 @@ def run_efficiency(run: EvidenceRun, pairs: Sequence[Pair]) -> list[Fact]:
     if measured:
         pool = run.pool()
         found = efficiency_facts([pairs[i] for i in measured], run.tasks, limits=run.limits,
-                                 runner=None if pool is None else pool.run)
+                                 runner=None if pool is None else pool.run,
+                                 perf_client=run.perf_client)
         for index, fact in zip(measured, found, strict=True):
             facts[index] = fact
     return [fact for fact in facts if fact is not None]

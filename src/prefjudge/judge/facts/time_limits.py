@@ -11,7 +11,11 @@ correctness fact, by :func:`efficiency_from_tests`; the evidence judge
 - the task has no tests prefjudge can run (``insufficient``): its cost cannot be had either;
 - one side passes and the other runs out of its time limit: the side that finishes is the
   cheaper one (:func:`time_limit_fact`);
-- any other failure (a wrong answer, a crash, both failing or both timing out):
+- both run out of their time limits (and nothing else is said against them): both are
+  slow, neither is wrong, so their cost is still measured (None, as for two that pass),
+  on inputs both finish: the measurement sets aside the inputs both run out of time on
+  (:func:`prefjudge.judge.facts.efficiency.compare_efficiency`);
+- any other failure (a wrong answer, a crash, one failing while the other times out):
   ``insufficient``, since cost is compared only between correct responses.
 
 Between two responses that both pass, the measurement has one more rule of the same kind,
@@ -78,9 +82,9 @@ def efficiency_from_tests(correctness: Fact) -> Fact | None:
             :func:`~prefjudge.judge.facts.correctness.correctness_facts` builds it.
 
     Returns:
-        None when both responses pass (their cost is to be measured), else the pair's
-        ``efficiency`` fact: ``error``, ``insufficient``, or the side that finished where
-        the other ran out of time.
+        None when both responses pass, or both only ran out of time (their cost is to be
+        measured), else the pair's ``efficiency`` fact: ``error``, ``insufficient``, or
+        the side that finished where the other ran out of time.
     """
     if correctness.outcome == "error":
         return correctness.model_copy(update={"kind": "efficiency"})
@@ -89,7 +93,7 @@ def efficiency_from_tests(correctness: Fact) -> Fact | None:
     if timed_out_side(correctness) is not None:
         return time_limit_fact(correctness)
     statuses = (correctness.detail.get("status_a"), correctness.detail.get("status_b"))
-    if statuses != ("pass", "pass"):
+    if statuses not in (("pass", "pass"), ("timeout", "timeout")):
         found = insufficient("efficiency", "cost is compared only between correct responses "
                              f"({correctness.fact})")
         return found.model_copy(update={"source": correctness.source}) if correctness.source \

@@ -6,7 +6,9 @@ runs, and leaves the judging to prefjudge, outside the sandbox:
 - MBPP+ inputs are stored as JSON and turned back into tuples, sets and complex numbers
   per task, exactly as EvalPlus's ``mbpp_deserialize_inputs`` does;
 - ``role: reference`` runs the reference solution on every input (a deep copy of it, as
-  EvalPlus does) and records each output and the CPU time it took;
+  EvalPlus does, made before the clock starts, as there) and records each output and the
+  CPU time the call took, by the thread's clock (``time.thread_time``: under the run's
+  CPU limit the process clock only moves at the kernel's ticks, 4 ms apart);
 - ``role: candidate`` runs the code under test on every input, each call limited to the
   CPU time prefjudge computed from the reference's (``max(1 s, 4 x reference)``, as
   EvalPlus does, but in CPU time of this process rather than wall time, so that a loaded
@@ -183,6 +185,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
 _set_handler, _set_timer = _signal.signal, _signal.setitimer
 _SIGPROF, _ITIMER_PROF = _signal.SIGPROF, _signal.ITIMER_PROF
 _dumps = json.dumps  # likewise: the code may replace json's
+_thread_time = time.thread_time  # the reference's clock (see _run_reference)
 
 
 def _call_with_limit(function: Any, inp: list, limit_s: float) -> Any:
@@ -290,15 +293,18 @@ def _run_reference(function: Any, payload: dict, log: common.OutputsLog) -> dict
     for name, inputs in _input_sets(payload).items():
         for index, inp in enumerate(inputs):
             where = {"set": name, "i": index}
-            start = time.process_time()
+            # Timed as EvalPlus times it (the copy made before), by this thread's clock:
+            # under the run's CPU limit the process clock only moves at the kernel's ticks.
+            args = copy.deepcopy(inp)
+            start = _thread_time()
             try:
-                out = function(*copy.deepcopy(inp))
+                out = function(*args)
             except BaseException as exc:
                 why = common.describe_exception(exc, (REFERENCE_FILE,))
                 log.append({**where, "raised": why})
                 return {"status": "error", "detail": common.truncate(
                     f"the reference solution failed on {name} input #{index}: {why}")}
-            elapsed = time.process_time() - start
+            elapsed = _thread_time() - start
             try:
                 line = _output_record(payload, out)
             except (plain.NotPlainData, RecursionError, TypeError, ValueError) as exc:
@@ -369,17 +375,19 @@ def _set_aside(name: str, result: dict[str, str]) -> None:
 
 
 def _run_candidate(function: Any, payload: dict, log: common.OutputsLog,
-                   writer: common.ResultWriter) -> dict[str, str]:
+                   writer: common.ResultWriter,
+                   lines: CandidateLines | None = None) -> dict[str, str]:
     """Run every input set, each on its own, as EvalPlus does.
 
     A set that stops at an input that raised or timed out does not stop the next one.
     Every set's outcome goes into the result (``base_status``, ``base_detail``...), whose
     ``status`` and ``detail`` are the first set's problem. A set's problem is written at
     once: if the run is cut short in a later set (its time, or a crash), the result still
-    says what the earlier sets did.
+    says what the earlier sets did. ``lines`` makes the outputs' lines (a measured run
+    keeps one across its rounds); a new :class:`CandidateLines` by default.
     """
     limits = payload["time_limits"]
-    lines = CandidateLines(payload)
+    lines = lines or CandidateLines(payload)
     result: dict[str, str] = {}
     first: dict[str, str] | None = None
     sets = list(_input_sets(payload).items())

@@ -167,6 +167,43 @@ class OutputsLog(common.OutputsLog):
 OutputsLog.__module__ = common.OutputsLog.__module__
 
 
+_marshal_dumps = marshal.dumps  # taken before any code runs, as the runner's own
+MARSHAL_VERSION = 2  # no references or interning flags: the same value, the same bytes
+
+
+class RepeatedLines(evalplus.CandidateLines):
+    """A run's line maker that knows an output it has made the line of before.
+
+    A measured call's output is turned into its line as in a test run (copied into plain
+    data, digested): in Python, element by element, it costs more than the code's own work
+    on a large output, and the same for both sides, so it drowns the difference the run is
+    there to measure. Here each input's last output is also kept as its ``marshal`` bytes
+    (made in C, of exact built-in types only: ``marshal`` refuses a subclass, so no code
+    of the candidate's runs): an output whose bytes are the same as that input's last
+    is the same plain value of the same types, whose line is the one made then, returned
+    again. Any other output (different, or not marshallable: a numpy array, a subclass)
+    gets its line made in full, as in a test run. Every call's output is still checked.
+    """
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        """A line maker for ``payload``'s outputs, with nothing seen yet."""
+        super().__init__(payload)
+        self._last: dict[tuple[str, int], tuple[bytes, str]] = {}
+
+    def line(self, name: str, index: int, out: Any) -> str:
+        """The line of ``out`` (see the class docstring; raises as the full line's maker)."""
+        try:
+            blob = _marshal_dumps(out, MARSHAL_VERSION)
+        except (ValueError, TypeError, RecursionError):
+            return super().line(name, index, out)
+        last = self._last.get((name, index))
+        if last is not None and last[0] == blob:
+            return last[1]
+        text = super().line(name, index, out)
+        self._last[(name, index)] = (blob, text)
+        return text
+
+
 def _nothing(*args: Any) -> None:
     """The baseline's stand-in for the code: called as the code is, returns None."""
 
@@ -188,6 +225,7 @@ class Plan:
         self.payload, self.rounds, self.compiled = payload, rounds, compiled
         self.sets = sets
         self.log = OutputsLog(kept)
+        self.lines = RepeatedLines(payload)
         self.writer = common.ResultWriter(payload["nonce"])
         self.sink: Any = None
         self.counted: dict[str, int] = {}
@@ -301,7 +339,8 @@ def run(payload):
         if plan.compiled is not None:
             function, problem = _load_function(plan.compiled, entry_point)
         if problem is None:
-            problem = _run_candidate(function, plan.round_payload(), plan.log, plan.writer)
+            problem = _run_candidate(function, plan.round_payload(), plan.log, plan.writer,
+                                     plan.lines)
         problem = ended(number, problem)
         if problem is not None:
             return problem

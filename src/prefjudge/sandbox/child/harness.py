@@ -27,6 +27,7 @@ RUNNERS = {
     "stdio": ("_pj_stdio", "run"),
     "perf": ("_pj_perf", "run"),
     "probe": ("_pj_probe", "run"),
+    "generate": ("_pj_generate", "run"),
 }
 
 

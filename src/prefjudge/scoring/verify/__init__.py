@@ -11,8 +11,9 @@ else) does not load the engine, its checks and the taxonomy's models.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prefjudge.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from prefjudge.scoring.verify.engine import verify_batch, verify_naive
@@ -27,14 +28,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The entry points, imported from their modules when first asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 
 __all__ = ["extract_code", "ruff_version", "verify_batch", "verify_naive"]

@@ -24,7 +24,15 @@ PackedResult = tuple[str, dict[str, Any], str, str]
 Key = tuple[str, bool, str | None, tuple[tuple[str, str], ...]]
 
 BATCH = 256
-"""Generations verified per guessed batch: a real batch waits at most one of these."""
+"""Generations guessed at a time (:func:`guessed_items`)."""
+FIRST_CHUNK = 256
+"""The first batch ``prefjudge score`` asks for (``prefjudge.scoring.score.CHUNK``)."""
+LARGEST_CHUNK = 2048
+"""The largest batch it asks for (``prefjudge.scoring.score.VERIFY_CHUNK``); its batches
+double from :data:`FIRST_CHUNK` to this."""
+LARGEST_BATCH = 4096
+"""Generations verified ahead in one batch at most: a real batch waits at most one of these
+(about a second)."""
 GIVE_UP_LINES = 64
 """Lines read without a single guess before reading ahead stops (another format)."""
 HELD_AT_MOST = 8192
@@ -128,13 +136,20 @@ class ReadAhead:
                    requests: BinaryIO) -> None:
         """Verify the file's likely items until a request waits on ``requests``.
 
+        The guesses are verified in batches of :func:`batch_sizes`: each pays Ruff's
+        start-up and the checks' set-up once (ten batches of 256 cost two to three times
+        the CPU of one of 2,560), and each holds whole batches of the command's, so that a
+        batch asked for is held whole or not at all.
+
         Args:
             path: The generations file.
             workers: Ruff processes run in parallel.
             requests: The process's input; reading ahead stops once it has data.
         """
-        for batch in guessed_items(path, self.profile):
-            if _readable(requests) or len(self._held) >= HELD_AT_MOST:
+        pieces, sizes = guessed_items(path, self.profile), batch_sizes()
+        while not _readable(requests) and len(self._held) < HELD_AT_MOST:
+            batch = _take(pieces, min(next(sizes), HELD_AT_MOST - len(self._held)))
+            if not batch:
                 return
             for item, result in zip(batch, self._verify(batch, self.profile, workers),
                                     strict=True):
@@ -158,6 +173,37 @@ class ReadAhead:
         missing = [item for item, result in zip(packed, found, strict=True) if result is None]
         fresh = iter(self._verify(missing, profile, workers) if missing else [])
         return [result if result is not None else next(fresh) for result in found]
+
+
+def batch_sizes() -> Iterator[int]:
+    """Sizes of the batches verified ahead: whole batches of the command's, about doubling.
+
+    The command asks for :data:`FIRST_CHUNK` generations, then twice as many each time up
+    to :data:`LARGEST_CHUNK`; a batch verified ahead is as many of those as make it at
+    least twice the one before (the first: two of them), up to :data:`LARGEST_BATCH`:
+    768, 3,072, 4,096, 4,096 ...
+
+    Yields:
+        Generations per batch, without end.
+    """
+    chunk, goal = FIRST_CHUNK, 2 * FIRST_CHUNK
+    while True:
+        size = 0
+        while size < goal:
+            size += chunk
+            chunk = min(2 * chunk, LARGEST_CHUNK)
+        yield size
+        goal = min(2 * size, LARGEST_BATCH)
+
+
+def _take(pieces: Iterator[list[PackedItem]], size: int) -> list[PackedItem]:
+    """The next ``size`` items of ``pieces`` or fewer (whole pieces: at least one of them)."""
+    batch: list[PackedItem] = []
+    for piece in pieces:
+        batch += piece
+        if len(batch) >= size:
+            break
+    return batch
 
 
 def _readable(stream: BinaryIO) -> bool:

@@ -339,6 +339,11 @@ def _main() -> None:
         serve(sys.stdin.buffer, replies, sys.argv[1:4] or None)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the caller reports
         os._exit(130)
+    # Its work is done: the exit's garbage collections need not walk what is left alive
+    # (the caller waits for this process to end).
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@
   var VERDICT_FIELDS = ["pair_id", "task_id", "model_a", "model_b", "method", "status", "winner",
     "preferred", "orders", "position_consistent", "reasons", "criteria", "decisive",
     "inconsistency_rate", "refined", "scores", "label", "category", "error", "warnings",
-    "judge_model", "guidance", "evidence", "cost"];
+    "judge_model", "guidance", "evidence", "cost", "facts", "decided_by"];
 
   function surviving(cv) {
     var outcome = field(cv, "outcome");
@@ -176,6 +176,11 @@
     }
     return el("span", "badge b-dropped", "dropped: the orders disagree");
   }
+
+  // the evidence facts section (view_facts.js, earlier in the same script element)
+  var evidenceFacts = pjEvidenceFacts({ el: el, add: add, absent: absent, badge: badge,
+    facts: facts, table: table, textBlock: textBlock, reasonCell: reasonCell, field: field,
+    isObj: isObj });
 
   function buildPair(box, p) {
     var r = p.record, pair = p.pair;
@@ -211,12 +216,20 @@
       warnings.forEach(function (w) { add(ul, "li", null, w); });
     }
 
+    evidenceFacts(box, r);
     var instruction = pair ? field(pair, "instruction") : undefined;
     var task = field(r, "task_id");
     if (typeof instruction === "string") textBlock(box, "request (from the pair)", instruction);
     else if (own(DATA.prompts, task)) textBlock(box, "request (the task's prompt)", DATA.prompts[task]);
     else textBlock(box, "request", null, "no pair or task file gave it");
 
+    pairSides(box, p);
+    pairCriteria(box, r);
+    otherFields(box, r, VERDICT_FIELDS);
+  }
+
+  function pairSides(box, p) {
+    var r = p.record, pair = p.pair;
     var sides = add(box, "div", "sides");
     ["a", "b"].forEach(function (x) {
       var col = add(sides, "div", "side side-" + x);
@@ -236,7 +249,9 @@
       }
     });
     add(box, "p", "note", "responses from: " + (p.pair_source || "absent"));
+  }
 
+  function pairCriteria(box, r) {
     var criteria = field(r, "criteria");
     var decisive = field(r, "decisive");
     var decisiveIds = Array.isArray(decisive) ? decisive.map(String) : [];
@@ -273,7 +288,6 @@
       add(box, "p").appendChild(absent(decisive === undefined ? "no decisive field"
         : "the synthesis named none"));
     }
-    otherFields(box, r, VERDICT_FIELDS);
   }
 
   // -- lists, filters, the URL fragment ---------------------------------------------------

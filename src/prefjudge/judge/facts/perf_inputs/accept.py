@@ -85,6 +85,9 @@ class PerfInputs:
         strategy: How (:data:`~prefjudge.judge.facts.perf_inputs.scaling.STRATEGIES`).
         steps: The accepted scales, smallest first.
         inputs: The input of each step (regenerated from the recipe, checked by digest).
+        origin: Where inputs not grown from the task's come from, as kept (a model's
+            generator: :meth:`~prefjudge.judge.facts.perf_inputs.synthesized.Synthesis.record`);
+            None for scaled inputs.
     """
 
     task_id: str
@@ -92,6 +95,7 @@ class PerfInputs:
     strategy: str
     steps: tuple[Step, ...]
     inputs: tuple[list[Any], ...] = field(repr=False, compare=False)
+    origin: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def measured(self, count: int = MEASURED_SCALES) -> list[int]:
         """Which steps are measured: the largest, then every :data:`SCALE_GAP` below it."""
@@ -107,7 +111,9 @@ class PerfInputs:
             self.inputs[index] for index in steps]})
 
     def recipe(self) -> dict[str, Any]:
-        """What regenerates the inputs exactly (:func:`from_recipe`)."""
+        """What regenerates the inputs exactly (:func:`from_recipe`; ``origin`` when set)."""
+        if self.origin is not None:
+            return dict(self.origin)
         return {"seed": list(self.seed), "strategy": self.strategy,
                 "steps": [[s.factor, s.variant, s.ref_cpu_s, s.sha256] for s in self.steps]}
 

@@ -17,6 +17,7 @@ answering otherwise; both failing is ``insufficient``.
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,19 +26,19 @@ from prefjudge.judge.facts.efficiency_measure import (
     SIDES,
     Runner,
     _choose_rounds,
-    _interleaved,
     _Meter,
     _Stop,
-    decide,
-    more_would_help,
+    measure_and_decide,
 )
 from prefjudge.judge.facts.perf_inputs.accept import PerfInputs, build_perf_inputs
 from prefjudge.judge.facts.perf_inputs.curve import ScalePoint, combine, curve_text, growth
-from prefjudge.judge.facts.perf_inputs.store import PERF_INPUTS
+from prefjudge.judge.facts.perf_inputs.store import MODEL_PERF_INPUTS, PERF_INPUTS
 from prefjudge.records import FuncResult, Task
 from prefjudge.sandbox.compare import ReferenceOutputs
 from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.references import reference_outputs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -67,9 +68,37 @@ class ScaledMeasure:
     both_fail: bool = False
 
 
-def perf_inputs_for(task: Task, reference: ReferenceOutputs, run: Runner) -> PerfInputs | None:
-    """The task's perf inputs: kept ones, else made now (and kept)."""
+def perf_inputs_for(task: Task, reference: ReferenceOutputs, run: Runner,
+                    client: Any = None) -> PerfInputs | None:
+    """The task's perf inputs: kept ones, else made now (and kept).
+
+    With ``client`` (a served model: ``--perf-inputs model``), the inputs of a generator the
+    model writes (:mod:`~prefjudge.judge.facts.perf_inputs.synthesized`), kept per model;
+    where it gives none, the scaled ones.
+    """
+    if client is not None:
+        from prefjudge.judge.facts.perf_inputs import synthesized
+
+        model = str(getattr(client, "model_id", "") or "unknown")
+        found = MODEL_PERF_INPUTS.get(
+            task, lambda: _model_made(task, client, run, reference), key_extra=model,
+            load=lambda kept, record: synthesized.from_record(kept, record, run))
+        if found is not None:
+            return found
     return PERF_INPUTS.get(task, lambda: build_perf_inputs(task, reference, run))
+
+
+def _model_made(task: Task, client: Any, run: Runner, reference: ReferenceOutputs
+                ) -> PerfInputs | None:
+    from dataclasses import replace
+
+    from prefjudge.judge.facts.perf_inputs.synthesized import synthesize
+
+    found = synthesize(task, client, run, reference)
+    if found.perf is None:
+        log.info("no model-made perf inputs for %s: %s", task.task_id, found.reason)
+        return None
+    return replace(found.perf, origin=found.record())
 
 
 def _one_side_fails(meter: _Meter, stop: _Stop, factor: int) -> ScaledMeasure:
@@ -92,12 +121,7 @@ def _scale(meter: _Meter, factor: int, repeats: int, order: random.Random
            ) -> tuple[ScalePoint, dict[str, list[float]], list[dict[str, float]], dict]:
     """Measure one scale: its point, its runs, its probes and its figures."""
     rounds, probes = _choose_rounds(meter)
-    samples: dict[str, list[float]] = {"baseline": [], "A": [], "B": []}
-    _interleaved(meter, rounds, repeats, order, samples)
-    outcome, fact, stats = decide(samples)
-    if outcome == "tie" and more_would_help(stats):
-        _interleaved(meter, rounds, repeats, order, samples)
-        outcome, fact, stats = decide(samples)
+    rounds, samples, outcome, fact, stats = measure_and_decide(meter, rounds, repeats, order)
     per_call = {side: stats["net_s"][side] / rounds for side in SIDES}
     point = ScalePoint(factor, outcome, per_call, stats["ratio"], stats["p_value"], rounds,
                        fact)
@@ -118,7 +142,8 @@ def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
     if isinstance(reference, FuncResult):
         raise _Stop("error", f"the reference solution on the scaled inputs: "
                     f"{reference.detail[:300]}")
-    seed = f"{perf.seed[0]} #{perf.seed[1]}"
+    seed = "the model's generator" if perf.strategy == "model" else \
+        f"{perf.seed[0]} #{perf.seed[1]}"
     names = tuple(f"x{perf.steps[step].factor} of {seed}" for step in steps)
     points: list[ScalePoint] = []
     samples: dict[str, list[float]] = {}
@@ -139,7 +164,8 @@ def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
         points.append(point)
     outcome, why = combine(points)
     top = points[-1]
-    fact = f"{curve_text(points)} ({perf.strategy} of {seed}). At the x{top.factor} input: " \
+    how = seed if perf.strategy == "model" else f"{perf.strategy} of {seed}"
+    fact = f"{curve_text(points)} ({how}). At the x{top.factor} input: " \
            f"{top.fact}"
     if outcome != top.outcome or outcome == "tie":
         fact += f"; {why}"

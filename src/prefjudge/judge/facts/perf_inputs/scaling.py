@@ -14,7 +14,14 @@ still takes it:
   square tiled stays magic) or by fresh values from its own range;
 - a **dict** grows by keys made from its own (``k``, ``k1``, ``k2``..., or integer keys
   shifted past the largest);
-- **numbers** grow only where an input holds nothing else (strategy ``near``): each
+- a **character** (a string of one) next to other arguments stays as it is: it is a
+  separator or a character to look for, and a longer one is another task;
+- strategy ``main`` grows the largest argument only (by repetition), keeping the others
+  (a pattern, a key, an index stays what the task tied it to); strategy ``along`` grows
+  the containers by repetition and multiplies each integer next to them by the factor
+  (an index or a count that scales with its container: reversing the first ``k``
+  elements, splitting into ``n`` parts), so that the relations between them hold;
+- **numbers** alone grow only where an input holds nothing else (strategy ``near``): each
   integer is multiplied by the factor, and :data:`NEAR_WINDOW` neighbours of the product
   are offered (``n*f``, ``n*f+1``, ...), among which acceptance keeps the one the
   reference works hardest on (the one value of a numeric task that is slow, a prime for a
@@ -32,7 +39,7 @@ import math
 import random
 from typing import Any
 
-STRATEGIES = ("repeat", "fresh", "near")
+STRATEGIES = ("repeat", "fresh", "main", "along", "near")
 NEAR_WINDOW = 16
 """Neighbours of a scaled number offered for acceptance to choose among."""
 ATOM_TYPES = (int, float, str, bool, type(None))
@@ -52,11 +59,27 @@ def is_matrix(value: Any) -> bool:
         and all(isinstance(cell, ATOM_TYPES) for cell in row) for row in value)
 
 
+def _growable(arg: Any) -> bool:
+    return isinstance(arg, (list, dict)) or (isinstance(arg, str) and len(arg) > 1)
+
+
+def _scalable_int(arg: Any) -> bool:
+    return _is_int(arg) and abs(arg) >= 2
+
+
 def strategies_for(inp: list[Any]) -> tuple[str, ...]:
-    """The strategies that grow ``inp``: containers if it holds any, else its numbers."""
-    if any(isinstance(arg, (list, dict, str)) for arg in inp):
-        return ("repeat", "fresh")
-    if any(_is_int(arg) and abs(arg) >= 2 for arg in inp):
+    """The strategies that grow ``inp``: containers if it holds any, else its numbers.
+
+    ``main`` only where more than one argument could grow; ``along`` only where an
+    integer lies next to the containers.
+    """
+    growable = [arg for arg in inp if _growable(arg)]
+    if growable:
+        main = ("main",) if sum(1 for arg in inp if isinstance(arg, (list, dict, str))) > 1 \
+            else ()
+        along = ("along",) if any(_scalable_int(arg) for arg in inp) else ()
+        return ("repeat", "fresh", *main, *along)
+    if any(_scalable_int(arg) for arg in inp):
         return ("near",)
     return ()
 
@@ -156,13 +179,29 @@ def variants(task_id: str, inp: list[Any], factor: int, strategy: str) -> list[l
         strategy: One of :data:`STRATEGIES`.
 
     Returns:
-        One input for ``repeat`` and ``fresh``, :data:`NEAR_WINDOW` for ``near``; each a
-        new list (the seed is never changed).
+        :data:`NEAR_WINDOW` inputs for ``near``, one for the others; each a new list (the
+        seed is never changed).
     """
     if strategy == "near":
         return _near(inp, factor)
     rng = random.Random(f"{task_id}|{strategy}|{factor}")
-    return [[grow_value(arg, factor, strategy, rng) for arg in inp]]
+    if strategy == "main":
+        sizes = [len(json.dumps(arg)) if isinstance(arg, (list, dict, str)) else -1
+                 for arg in inp]
+        largest = sizes.index(max(sizes))
+        return [[grow_value(arg, factor, "repeat", rng) if slot == largest else arg
+                 for slot, arg in enumerate(inp)]]
+    kept = len([arg for arg in inp if isinstance(arg, (list, dict, str))]) > 1
+    grown = []
+    for arg in inp:
+        if strategy == "along" and _scalable_int(arg):
+            grown.append(arg * factor)
+        elif kept and isinstance(arg, str) and len(arg) <= 1:
+            grown.append(arg)  # a character next to other arguments
+        else:
+            grown.append(grow_value(arg, factor, "repeat" if strategy == "along" else
+                                    strategy, rng))
+    return [grown]
 
 
 def input_digest(inp: Any) -> str:

@@ -34,15 +34,21 @@ from prefjudge.sandbox.references import reference_key, store_dir
 
 log = logging.getLogger(__name__)
 
-PERF_VERSION = 1
+PERF_VERSION = 2
 """The format and the rules that made the inputs; bumped when either changes."""
 _MISSING = object()
+Loader = Callable[[Task, Any], "PerfInputs | None"]
 
 
-def store_path(folder: Path, task: Task) -> Path:
-    """The file that keeps the perf inputs of ``task``'s benchmark in ``folder``."""
+def store_path(folder: Path, task: Task, kind: str = "scaled") -> Path:
+    """The file that keeps the perf inputs of ``task``'s benchmark in ``folder``.
+
+    ``kind``: ``scaled`` (grown from the task's inputs) or ``model`` (a model's generator's,
+    kept in a file of their own, ``perf-inputs-model-...``).
+    """
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return folder / (f"perf-inputs-{evalplus_dataset(task)}-v{PERF_VERSION}-"
+    prefix = "perf-inputs-" if kind == "scaled" else f"perf-inputs-{kind}-"
+    return folder / (f"{prefix}{evalplus_dataset(task)}-v{PERF_VERSION}-"
                      f"{harness_digest()[:12]}-py{version}.json")
 
 
@@ -62,11 +68,13 @@ class PerfInputStore:
 
     Args:
         folder: Where the files go; by default :func:`store_dir` when first asked.
+        kind: ``scaled`` or ``model`` (:func:`store_path`).
     """
 
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, kind: str = "scaled") -> None:
         """An empty store."""
         self._folder = folder
+        self.kind = kind
         self._lock = threading.Lock()
         self._held: dict[str, PerfInputs | None] = {}
         self.made = 0
@@ -74,16 +82,16 @@ class PerfInputStore:
     def _dir(self) -> Path | None:
         return self._folder if self._folder is not None else store_dir()
 
-    def _load(self, task: Task, key: str) -> Any:
+    def _load(self, task: Task, key: str, load: Loader) -> Any:
         folder = self._dir()
         if folder is None:
             return _MISSING
-        entry = _read(store_path(folder, task)).get(task.task_id)
+        entry = _read(store_path(folder, task, self.kind)).get(task.task_id)
         if not isinstance(entry, dict) or entry.get("key") != key:
             return _MISSING
         if entry.get("recipe") is None:
             return None
-        found = from_recipe(task, entry["recipe"])
+        found = load(task, entry["recipe"])
         if found is None:
             log.warning("kept perf inputs of %s do not come back from their recipe; "
                         "making them again", task.task_id)
@@ -94,7 +102,7 @@ class PerfInputStore:
         folder = self._dir()
         if folder is None:
             return
-        path = store_path(folder, task)
+        path = store_path(folder, task, self.kind)
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tasks = _read(path)
@@ -106,13 +114,21 @@ class PerfInputStore:
             log.warning("could not keep the perf inputs of %s in %s: %s",
                         task.task_id, folder, exc)
 
-    def get(self, task: Task, make: Callable[[], PerfInputs | None]) -> PerfInputs | None:
-        """The task's perf inputs: held, kept on disk, else made by ``make`` and kept."""
-        key = reference_key(task)
+    def get(self, task: Task, make: Callable[[], PerfInputs | None], *, key_extra: str = "",
+            load: Loader = from_recipe) -> PerfInputs | None:
+        """The task's perf inputs: held, kept on disk, else made by ``make`` and kept.
+
+        Args:
+            task: The task.
+            make: Makes them (None: the task has none).
+            key_extra: What else they depend on (the model that wrote a generator).
+            load: Makes kept ones again from their recipe (None where they do not come back).
+        """
+        key = reference_key(task) + (f"|{key_extra}" if key_extra else "")
         with self._lock:
             if key in self._held:
                 return self._held[key]
-            found = self._load(task, key)
+            found = self._load(task, key, load)
             if found is _MISSING:
                 found = make()
                 self.made += 1
@@ -127,3 +143,4 @@ class PerfInputStore:
 
 
 PERF_INPUTS = PerfInputStore()
+MODEL_PERF_INPUTS = PerfInputStore(kind="model")
