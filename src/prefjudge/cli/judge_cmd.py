@@ -207,6 +207,14 @@ def _run_options(opts: dict[str, Any], backend_config: BackendConfig) -> dict[st
     }
 
 
+def _check_engine(engine: str, method: str, fallback: str, perf_inputs: str) -> None:
+    """Refuse an engine that cannot judge ``method`` (or make model-written perf inputs)."""
+    check_judging_engine(engine, (method,), fallback)
+    if perf_inputs == "model" and engine == "ray":
+        raise click.UsageError("--perf-inputs model is found on this machine only "
+                               "(--engine local)")
+
+
 ENGINE_PARAMS = ("engine", "address", "allow_degraded", "shard_size", "shard_cpus",
                  "max_in_flight")
 """The parameters :func:`engine_options` gives, in :func:`judging_engine`'s order."""
@@ -339,10 +347,7 @@ def judge(
         ci_seed=ci_seed,
         **_run_options(opts, backend_config),
     )
-    check_judging_engine(engine, (method,), settings.fallback)
-    if perf_inputs == "model" and engine == "ray":
-        raise click.UsageError("--perf-inputs model is found on this machine only "
-                               "(--engine local)")
+    _check_engine(engine, method, settings.fallback, perf_inputs)
     try:
         prepared = prepare_judge_file(settings, reporter)
         outcome = _judge_with_backend(

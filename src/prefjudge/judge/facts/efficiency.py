@@ -321,18 +321,24 @@ def compare_efficiency(
     meter = _Meter(task, codes, in_run_order(heaviest_inputs(task, reference, max_inputs)),
                    reference, warm_imports(code_a, code_b), run, limits)
     order = random.Random(seed)
-    note = ""
-    if scaled:
-        try:
-            perf = perf_inputs_for(task, reference, run, perf_client)
-            decision = None if perf is None else _on_scaled(meter, perf, repeats, order)
-        except (OSError, TaskNotRunnableError) as exc:
-            return EfficiencyDecision("error", f"the scaled inputs could not be made: {exc}")
-        if isinstance(decision, EfficiencyDecision):
-            return decision
-        note = ("; no scaled input was accepted for this task: measured on its own inputs"
-                if perf is None else f"; measured on the task's own inputs: {decision}")
-    return _on_own_inputs(meter, repeats, order, note)
+    found = _first_on_scaled(meter, repeats, order, perf_client) if scaled else ""
+    if isinstance(found, EfficiencyDecision):
+        return found
+    return _on_own_inputs(meter, repeats, order, found)
+
+
+def _first_on_scaled(meter: _Meter, repeats: int, order: random.Random, perf_client: Any
+                     ) -> EfficiencyDecision | str:
+    """The decision on the task's scaled inputs, or the note saying why the own inputs go on."""
+    try:
+        perf = perf_inputs_for(meter.task, meter.reference, meter.run, perf_client)
+        decision = None if perf is None else _on_scaled(meter, perf, repeats, order)
+    except (OSError, TaskNotRunnableError) as exc:
+        return EfficiencyDecision("error", f"the scaled inputs could not be made: {exc}")
+    if isinstance(decision, EfficiencyDecision):
+        return decision
+    return ("; no scaled input was accepted for this task: measured on its own inputs"
+            if perf is None else f"; measured on the task's own inputs: {decision}")
 
 
 def _on_scaled(meter: _Meter, perf: PerfInputs, repeats: int, order: random.Random
