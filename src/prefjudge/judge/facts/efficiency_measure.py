@@ -317,7 +317,7 @@ def measure_and_decide(meter: _Meter, rounds: int, repeats: int, order: random.R
     medians = stats["median_s"]
     per_round = max(max(medians[side] for side in SIDES) - medians["baseline"], 0.0) / rounds
     harness = medians["baseline"]
-    more = min(rounds * RETRY_ROUNDS,
+    more = min(rounds * RETRY_ROUNDS, MAX_ROUNDS,
                math.floor((RETRY_CAP_S - harness) / max(per_round, 1e-9)))
     if more >= 2 * rounds:
         samples = {"baseline": [], "A": [], "B": []}
