@@ -149,11 +149,12 @@ def _input_sets(payload: dict) -> dict[str, list]:
     return sets
 
 
-def _load_function(code: str, entry_point: str, filename: str) -> tuple[Any, dict[str, str] | None]:
+def _load_function(code: str, entry_point: str, filename: str, noun: str = "code"
+                   ) -> tuple[Any, dict[str, str] | None]:
     try:
         compiled = common.compile_source(code, filename)
     except (SyntaxError, ValueError) as exc:
-        return None, {"status": "fail", "detail": f"the code does not compile: {exc}"}
+        return None, {"status": "fail", "detail": f"the {noun} does not compile: {exc}"}
     namespace = {"__name__": "__solution__", "__builtins__": builtins}
     try:
         exec(compiled, namespace)
@@ -161,7 +162,8 @@ def _load_function(code: str, entry_point: str, filename: str) -> tuple[Any, dic
         return None, common.failure_from_exception(exc, (filename,), "failed at import: ")
     function = namespace.get(entry_point)
     if not callable(function):
-        return None, {"status": "fail", "detail": f"the code defines no function {entry_point!r}"}
+        return None, {"status": "fail",
+                      "detail": f"the {noun} defines no function {entry_point!r}"}
     return function, None
 
 

@@ -17,7 +17,6 @@ trusted: prefjudge reads the lines outside with limits and checks every input ag
 
 from __future__ import annotations
 
-import builtins
 import json
 import math
 
@@ -81,18 +80,10 @@ def run(payload: dict) -> dict[str, str]:
     log = common.OutputsLog()
     plain.capture_types()
     name, limit = payload["entry_point"], float(payload["call_cpu_s"])
-    try:
-        compiled = common.compile_source(payload["code"], GENERATOR_FILE)
-    except (SyntaxError, ValueError) as exc:
-        return {"status": "fail", "detail": f"the generator does not compile: {exc}"}
-    namespace = {"__name__": "__generator__", "__builtins__": builtins}
-    try:
-        exec(compiled, namespace)
-    except BaseException as exc:
-        return common.failure_from_exception(exc, (GENERATOR_FILE,), "failed at import: ")
-    function = namespace.get(name)
-    if not callable(function):
-        return {"status": "fail", "detail": f"the generator defines no function {name!r}"}
+    function, problem = evalplus._load_function(payload["code"], name, GENERATOR_FILE,
+                                                "generator")
+    if problem is not None:
+        return problem
     make = _made(function, int(payload["max_chars"]))
     for scale in payload["scales"]:
         try:

@@ -169,7 +169,8 @@ def with_contract(task: Task) -> str:
     return patched
 
 
-def _plain(line: dict[str, Any]) -> dict[str, Any]:
+def line_output(line: dict[str, Any]) -> dict[str, Any]:
+    """A reference output line's output alone (its time and position left out)."""
     return {key: value for key, value in line.items() if key not in ("cpu", "set", "i")}
 
 
@@ -211,12 +212,12 @@ class _Family:
     live: bool = True
 
 
-def _predicted(family: _Family) -> float:
-    """The reference's cost at the family's next step, were its growth to go on as seen."""
-    if not family.steps:
+def predicted_cost(steps: Sequence[Step]) -> float:
+    """The reference's cost at a ladder's next step, were its growth to go on as seen."""
+    if not steps:
         return 0.0
-    last = family.steps[-1].ref_cpu_s
-    before = family.steps[-2].ref_cpu_s if len(family.steps) >= 2 else 0.0
+    last = steps[-1].ref_cpu_s
+    before = steps[-2].ref_cpu_s if len(steps) >= 2 else 0.0
     return last * max(float(LADDER_BASE) if before <= 0 else last / before, 2.0)
 
 
@@ -255,7 +256,7 @@ def _step(task: Task, code: str, families: list[_Family], factor: int, run: Runn
     """
     batch: list[tuple[_Family, int, list[Any]]] = []
     for family in families:
-        if not family.live or _predicted(family) > 2 * REF_BUDGET_S:
+        if not family.live or predicted_cost(family.steps) > 2 * REF_BUDGET_S:
             family.live = False
             continue
         offered = variants(task.task_id, family.inp, factor, family.strategy)
@@ -273,7 +274,7 @@ def _step(task: Task, code: str, families: list[_Family], factor: int, run: Runn
     over: set[int] = set()
     for slot, line in zip(kept, again, strict=True):
         one = first[slot]
-        if line is None or one is None or _plain(line) != _plain(one):
+        if line is None or one is None or line_output(line) != line_output(one):
             continue
         family = batch[slot][0]
         cpu = max(float(one["cpu"]), float(line["cpu"]))

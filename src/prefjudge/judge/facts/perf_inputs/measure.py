@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefjudge.judge.facts.efficiency_measure import (
@@ -90,8 +90,6 @@ def perf_inputs_for(task: Task, reference: ReferenceOutputs, run: Runner,
 
 def _model_made(task: Task, client: Any, run: Runner, reference: ReferenceOutputs
                 ) -> PerfInputs | None:
-    from dataclasses import replace
-
     from prefjudge.judge.facts.perf_inputs.synthesized import synthesize
 
     found = synthesize(task, client, run, reference)

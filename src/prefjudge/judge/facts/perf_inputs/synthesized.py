@@ -50,6 +50,8 @@ from prefjudge.judge.facts.perf_inputs.accept import (
     PerfInputs,
     Runner,
     Step,
+    line_output,
+    predicted_cost,
     run_reference,
     with_contract,
 )
@@ -247,19 +249,6 @@ def run_generator(source: str, scales: list[int], run: Runner) -> Generated:
     return Generated(first.scales[:same], first.inputs[:same], problem, again.environment)
 
 
-def _output(line: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in line.items() if key not in ("cpu", "set", "i")}
-
-
-def _predicted(steps: list[Step]) -> float:
-    """The reference's cost at the next scale, were its growth to go on as seen (as accept's)."""
-    if not steps:
-        return 0.0
-    last = steps[-1].ref_cpu_s
-    before = steps[-2].ref_cpu_s if len(steps) >= 2 else 0.0
-    return last * max(float(LADDER_BASE) if before <= 0 else last / before, 2.0)
-
-
 def _refused(task: Task, code: str, scale: int, inp: list[Any], run: Runner
              ) -> tuple[Step | None, float, str]:
     """Accept one scale's input (the reference twice), or say why not; the CPU spent."""
@@ -269,7 +258,7 @@ def _refused(task: Task, code: str, scale: int, inp: list[Any], run: Runner
                            "input (outside the task's domain, or past the budget)")
     again = run_reference(task, code, [inp], run)[0]
     spent = float(first["cpu"]) + (float(again["cpu"]) if again is not None else 0.0)
-    if again is None or _output(again) != _output(first):
+    if again is None or line_output(again) != line_output(first):
         return None, spent, f"the reference's output on the scale-{scale} input is not stable"
     cpu = max(float(first["cpu"]), float(again["cpu"]))
     if cpu > REF_BUDGET_S:
@@ -289,7 +278,7 @@ def accept_generated(task: Task, generated: Generated, run: Runner
         if kept and len(json.dumps(inp)) <= len(json.dumps(kept[-1])):
             why = f"the scale-{scale} input is no larger than the one before"
             break
-        if _predicted(steps) > 2 * REF_BUDGET_S or spent > MAX_ACCEPT_CPU_S:
+        if predicted_cost(steps) > 2 * REF_BUDGET_S or spent > MAX_ACCEPT_CPU_S:
             why = "the reference's cost at the next scale would pass the budget"
             break
         step, cost, refused = _refused(task, code, scale, inp, run)
