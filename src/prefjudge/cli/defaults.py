@@ -10,8 +10,10 @@ When a stage publishes its names and defaults from a light module of its own (a 
 names, a ``defaults`` module without pydantic), the copy here becomes a re-export: the
 backend kinds (:mod:`prefjudge.backends.registry`, a live view of the registry), the
 backend configuration's and the model server's defaults and the file name
-(:mod:`prefjudge.backends.defaults`), the judging methods (:mod:`prefjudge.judge`'s
-registry, whose package imports the registry alone) and the tie policies
+(:mod:`prefjudge.backends.defaults`), the judging methods and the judge's sampling
+defaults (:mod:`prefjudge.judge`, whose package imports its method registry alone), the
+pair formats (:mod:`prefjudge.judge.pairs.formats.registry`, a live view of the registry,
+whose built-in formats are registered by name only) and the tie policies
 (:mod:`prefjudge.ranking.ties`) are such re-exports.
 """
 
@@ -28,29 +30,32 @@ from prefjudge.ranking.ties import TIE_POLICIES as TIE_POLICIES
 
 
 def __getattr__(name: str) -> Any:
-    """``JUDGE_METHODS`` and ``MODEL_METHODS``, read from the judge's method registry.
+    """The judge's names and defaults, read from their owners when first asked for.
 
     ``JUDGE_METHODS`` is ``sorted(prefjudge.judge.METHODS)`` and ``MODEL_METHODS`` is
     ``prefjudge.judge.MODEL_METHODS`` (the methods that ask a model), both as registered
-    when first asked for (the judging commands' options, when their module is imported).
-    The registry is imported then and not before, so a command that judges nothing (``score
-    --help``) imports no part of the judge; it lists the methods without importing any of
-    their code (:mod:`prefjudge.judge.methods_builtin`).
+    when first asked for (the judging commands' options, when their module is imported);
+    ``JUDGE_SAMPLING`` is ``prefjudge.judge.JUDGE_SAMPLING`` (also
+    ``prefjudge.judge.settings``'), and ``PAIR_FORMATS`` the pair-format registry's live
+    :data:`~prefjudge.judge.pairs.formats.registry.PAIR_FORMATS`. The judge is imported
+    then and not before, so a command that judges nothing (``score --help``) imports no part
+    of it; the methods and the pair formats are listed without importing any of their code
+    (:mod:`prefjudge.judge.methods_builtin`, :mod:`prefjudge.judge.pairs.formats.builtin`).
     """
-    if name in ("JUDGE_METHODS", "MODEL_METHODS"):
+    if name in ("JUDGE_METHODS", "MODEL_METHODS", "JUDGE_SAMPLING"):
         from prefjudge import judge
 
-        value = tuple(sorted(judge.METHODS) if name == "JUDGE_METHODS" else judge.MODEL_METHODS)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if name == "JUDGE_SAMPLING":
+            value: Any = judge.JUDGE_SAMPLING
+        else:
+            value = tuple(sorted(judge.METHODS) if name == "JUDGE_METHODS" else judge.MODEL_METHODS)
+    elif name == "PAIR_FORMATS":
+        from prefjudge.judge.pairs.formats.registry import PAIR_FORMATS as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-
-PAIR_FORMATS: tuple[str, ...] = ("prefjudge", "codeprefbench", "copilot_arena", "bigcodereward")
-"""``prefjudge.judge.pairs.PAIR_FORMATS``, in its order."""
-
-JUDGE_SAMPLING: dict[str, Any] = {"max_tokens": 2048, "seed": 0}
-"""``prefjudge.judge.settings.JUDGE_SAMPLING``."""
 
 DEFAULT_RESAMPLES = 1000
 """``prefjudge.stats.DEFAULT_RESAMPLES`` (also re-exported by scoring.metrics and

@@ -30,7 +30,7 @@ are imported when first asked for, so ``--help`` reads the method names from her
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prefjudge.judge import methods_builtin as _methods_builtin  # noqa: F401 - registers them
 from prefjudge.judge.methods import (
@@ -56,6 +56,10 @@ if TYPE_CHECKING:
     from prefjudge.judge.evidence_methods import Evidence, Hybrid
     from prefjudge.records import Pair, Verdict
 
+JUDGE_SAMPLING: dict[str, Any] = {"max_tokens": 2048, "seed": 0}
+"""Sampling defaults of the judging stages (the user's settings override them); here, where
+``--help`` reads them at no cost (:mod:`.settings` re-exports them)."""
+
 _LAZY = {
     "CriterAlign": "prefjudge.judge.criteralign",
     "Monolithic": "prefjudge.judge.baselines",
@@ -70,9 +74,9 @@ _LAZY = {
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
-__all__ = ["METHODS", "METHOD_NAMES", "MODEL_METHODS", "MODEL_METHOD_CLASSES", "CriterAlign",
-           "Evidence", "Hybrid", "JudgeSettings", "MethodTraits", "Monolithic", "Pointwise",
-           "judge_method", "judge_pairs", "method_traits", "register_lazy_method",
+__all__ = ["JUDGE_SAMPLING", "METHODS", "METHOD_NAMES", "MODEL_METHODS", "MODEL_METHOD_CLASSES",
+           "CriterAlign", "Evidence", "Hybrid", "JudgeSettings", "MethodTraits", "Monolithic",
+           "Pointwise", "judge_method", "judge_pairs", "method_traits", "register_lazy_method",
            "register_method", "unregister_method"]
 
 

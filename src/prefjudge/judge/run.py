@@ -35,7 +35,7 @@ from prefjudge.judge.journaled import (
     verdict_journal,
 )
 from prefjudge.judge.pair_run import PairSettings, PreparedPair, find_task, judge_pair, prepare_pair
-from prefjudge.judge.pairs import attach_evidence, read_pair_inputs
+from prefjudge.judge.pairs.inputs import read_pair_inputs
 from prefjudge.judge.settings import (
     JudgeMethodName,
     JudgeOptionError,
@@ -230,6 +230,8 @@ def prepare_judge_file(settings: JudgeFileSettings, reporter: Reporter) -> Prepa
         raise JudgeOptionError("--scored-a and --scored-b go together")
     options: JudgeOptions = settings
     if settings.scored_a and settings.scored_b:
+        from prefjudge.judge.pairs.evidence import attach_evidence  # scored records: only here
+
         try:
             pairs, notes = attach_evidence(pairs, settings.scored_a, settings.scored_b)
         except InputError as exc:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from prefjudge.backends import Sampling
 from prefjudge.io import InputError
 from prefjudge.journal import file_fingerprint
+from prefjudge.judge import JUDGE_SAMPLING as JUDGE_SAMPLING  # its home: the judge package
 from prefjudge.judge import JudgeSettings, method_traits
 from prefjudge.judge.prompts import METHOD_STAGES, TemplateError, check_templates
 from prefjudge.records import JudgeMethodName, Task
@@ -42,8 +43,6 @@ PairFormatName = str
 :data:`~prefjudge.judge.pairs.formats.registry.PAIR_FORMATS`, checked against it when the
 pairs are read (``--pairs-format`` offers its names)."""
 
-JUDGE_SAMPLING: dict[str, Any] = {"max_tokens": 2048, "seed": 0}
-"""Sampling defaults of the judging stages (the user's settings override them)."""
 
 __all__ = [
     "JUDGE_SAMPLING",

@@ -226,7 +226,8 @@ class Scored:
         meta: The provenance every record carries (without its key).
     """
 
-    __slots__ = ("checks", "func", "gen", "if_instruction", "if_task", "key", "meta", "turns")
+    __slots__ = ("_line", "_row", "checks", "func", "gen", "if_instruction", "if_task", "key",
+                 "meta", "turns")
 
     def __init__(
         self, key: str, gen: Generation, checks: Sequence[CheckResult | PackedCheck],
@@ -236,6 +237,12 @@ class Scored:
         self.key, self.gen, self.checks = key, gen, checks
         self.if_instruction, self.if_task, self.func = if_instruction, if_task, func
         self.turns, self.meta = turns, meta
+        self._line: str | None = None
+        self._row: tuple[Any, ...] | None = None
+
+    def prepare(self) -> None:
+        """Make the line and the row now (in a thread ahead of the caller), kept for later."""
+        self._line, self._row = self.line(), self.row()
 
     def sample(self) -> ScoredSample:
         """The scored record, validated (what :func:`score_batches` yields)."""
@@ -265,6 +272,8 @@ class Scored:
         Anything the fast way cannot write as the record would (a non-finite number,
         a value JSON has no type for) is written through the record instead.
         """
+        if self._line is not None:
+            return self._line
         gen = self.gen
         given = _generation_json(gen)
         data = {key: given[key] for key in _HEAD}
@@ -290,6 +299,8 @@ class Scored:
 
     def row(self) -> tuple[Any, ...]:
         """The record's summary row: :func:`sample_row` of :meth:`sample`, faster."""
+        if self._row is not None:
+            return self._row
         failed = generation_failed(self.gen)
         errors = 0 if failed else sum(check[2] == "error" for check in _packed(self.checks))
         return _row(self.gen, failed, self.if_instruction, self.if_task, self.func, errors)

@@ -213,6 +213,8 @@ def _score(settings: ScoreSettings, reporter: Reporter, stack: ExitStack,
                           f"{journal.revised} record(s) are scored again")
         loading = load_summary_meanwhile()
         rows, new, resumed = run.score_into(journal)
+    if run.verifier is not None:  # its end overlaps the summary (score_file waits for it)
+        run.verifier.finish()
     loading.join()
     return run.summarise(rows, new, resumed)
 
@@ -398,6 +400,7 @@ class _Run:
                 run_tests=not settings.no_tests, isolation=self.isolation,
                 profile=settings.profile, separate_process=self.verifier,
                 zygote=settings.zygote, preload=settings.preload, on_progress=advance,
+                prepare_lines=True,
             ):
                 yield [(item.key, item.line(), item.row()) for item in scored]
             return

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import gc
 import hashlib
 import json
-import queue
-import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ from prefjudge import __version__
 from prefjudge.io import InputError, InputIssue
 from prefjudge.records import (
     CheckResult,
-    FuncResult,
     Generation,
     InstructionRef,
     ScoredSample,
@@ -33,15 +31,18 @@ from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.rows import PackedCheck, Scored, checks_statuses, summarise_statuses
 from prefjudge.scoring.rows import summarise_checks as summarise_checks  # its home until now
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy
+
+# has_tests and job_preload lived here until now (the run, the Ray engine and its shards
+# import them from here):
+from prefjudge.scoring.unit_test_runs import ProgressCallback, unit_test_results, zygote_pool
+from prefjudge.scoring.unit_test_runs import has_tests as has_tests
+from prefjudge.scoring.unit_test_runs import job_preload as job_preload
 from prefjudge.scoring.verify import ruff_version, verify_batch
-from prefjudge.scoring.verify.extract import code_of
 from prefjudge.scoring.verify.process import PendingResults, VerifyProcess
 from prefjudge.scoring.verify.refs import ReferenceCheck
 
 if TYPE_CHECKING:  # the sandbox's runner and zygotes are imported where tests run
     from prefjudge.sandbox.zygote import ZygotePool
-
-ProgressCallback = Callable[[str, int], None]
 
 
 @dataclass
@@ -238,6 +239,10 @@ class ScoreOptions:
             the caller keeps open (a Ray worker's, kept across shards).
         preload: Modules the zygotes import besides those the job's tasks import (not
             used with a given pool).
+        prepare_lines: Without unit tests, make each scored generation's line and row
+            (:meth:`~prefjudge.scoring.rows.Scored.line`, ``row``) in the thread that
+            verified its chunk, as soon as it is verified (for a caller that writes lines:
+            the last chunk's are then ready when their turn comes).
     """
 
     done: set[str] | frozenset[str] = frozenset()
@@ -251,6 +256,7 @@ class ScoreOptions:
     separate_process: bool | VerifyProcess | None = None
     zygote: bool | ZygotePool | None = None
     preload: Sequence[str] = ()
+    prepare_lines: bool = False
 
 
 def score_batches(job: ScoreJob, **options: Any) -> Iterator[list[ScoredSample]]:
@@ -299,11 +305,15 @@ class _Scoring:
         self.given = given if isinstance(given, VerifyProcess) else None
         self.process: VerifyProcess | None = None
         self.ahead: ThreadPoolExecutor | None = None
+        self._ready: dict[str, Scored] = {}  # made in the thread, taken by _built
 
     def _plan(self) -> None:
         """What to score (the keys not done), in which chunks; refuse a mismatched process."""
         pairs = zip(self.job.keys, self.job.generations, strict=True)
-        self.todo = [(key, gen) for key, (_, gen) in pairs if key not in self.options.done]
+        lines_todo = [(line, (key, gen)) for key, (line, gen) in pairs
+                      if key not in self.options.done]
+        self.todo = [item for _, item in lines_todo]
+        self.lines = [line for line, _ in lines_todo]  # each one's line in the file
         self.tested = any(has_tests(gen, self.tasks) for _, gen in self.todo)
         self.chunks = _chunks(self.todo, self.options.chunk_size, self.tested)
         if self.given is not None and self.given.profile != self.profile.name:
@@ -336,7 +346,7 @@ class _Scoring:
                                                            profile=self.profile)
             self.ahead = None if tested else ThreadPoolExecutor(
                 1, thread_name_prefix="prefjudge-verify")
-            pool = _zygote_pool(self.todo, self.tasks, options.zygote, options.preload) \
+            pool = zygote_pool(self.todo, self.tasks, options.zygote, options.preload) \
                 if tested else None
             depth = 0 if tested else PROCESS_AHEAD if self.process else 1
             submitted = _top_up(pending, depth, len(self.chunks), 0, self._begin)
@@ -347,7 +357,7 @@ class _Scoring:
                 submitted = _top_up(pending, depth, len(self.chunks), submitted, self._begin)
                 if options.on_progress:
                     options.on_progress("verify", len(chunk))
-                funcs = _test_results_in_order(chunk, self.tasks, options.workers,
+                funcs = unit_test_results(chunk, self.tasks, options.workers,
                                                options.limits, options.on_progress,
                                                self.profile, pool)
                 yield from self._built(chunk, checks, funcs, turn_results, turn_items)
@@ -376,10 +386,17 @@ class _Scoring:
         return items, turn_items, items + [item for turns in turn_items for item in turns]
 
     def _verify(self, chunk: list[tuple[str, Generation]]) -> _Verified:
-        """Verify a chunk in this process."""
+        """Verify a chunk in this process (and make its lines, with ``prepare_lines``)."""
         items, turn_items, everything = self._split(chunk)
         checked = verify_batch(everything, workers=self.options.workers, profile=self.profile)
-        return checked[:len(items)], checked[len(items):], turn_items
+        verified = checked[:len(items)], checked[len(items):], turn_items
+        if self.options.prepare_lines and not self.tested:
+            for batch in self._built(chunk, verified[0], iter([None] * len(chunk)),
+                                     verified[1], turn_items):
+                for item in batch:
+                    item.prepare()
+                    self._ready[item.key] = item
+        return verified
 
     def _begin(self, index: int) -> _Pending:
         """Start verifying chunk ``index``: in the thread, or in the verification process.
@@ -387,30 +404,48 @@ class _Scoring:
         With the process, the thread still verifies the first chunk when the process was
         started here (while it starts) and the last one of a long run: this process mostly
         waits on the other, and the last chunk verified beside the ones before it ends the
-        run a chunk's verification sooner.
+        run a chunk's verification sooner. What of the last chunk the process verified
+        ahead (:attr:`VerifyProcess.read_ahead_reach`) is asked of it rather than
+        verified here again.
         """
-        last = index == len(self.chunks) - 1 and index >= SHARED_FROM
-        if self.process is None or (index == 0 and self.given is None) or last:
+        chunk = self.chunks[index]
+        if self.process is None or (index == 0 and self.given is None):
             assert self.ahead is not None
-            return self.ahead.submit(self._verify, self.chunks[index])
-        items, turn_items, everything = self._split(self.chunks[index])
+            return self.ahead.submit(self._verify, chunk)
+        if index < len(self.chunks) - 1 or index < SHARED_FROM:
+            return self._in_process(chunk)
+        assert self.ahead is not None
+        start = len(self.todo) - len(chunk)  # the last chunk ends the work
+        # Its first generations up to the last line read ahead (lines rise in file order).
+        held = bisect.bisect_right(self.lines, self.process.read_ahead_reach or 0, start) - start
+        if held == 0:
+            return self.ahead.submit(self._verify, chunk)
+        if held == len(chunk):
+            return self._in_process(chunk)
+        return _Joined(self._in_process(chunk[:held]), self.ahead.submit(self._verify,
+                                                                          chunk[held:]))
+
+    def _in_process(self, chunk: list[tuple[str, Generation]]) -> _InProcess:
+        """Send a chunk to the verification process."""
+        assert self.process is not None
+        items, turn_items, everything = self._split(chunk)
         return _InProcess(self.process.submit(everything), len(items), turn_items)
 
     def _built(self, chunk: list[tuple[str, Generation]], checks: list, funcs: Iterator,
                turn_results: list, turn_items: list) -> Iterator[list[Scored]]:
         """The chunk's scored generations: each alone with unit tests, else all at once."""
-        meta, tested = self.meta, self.tested
+        meta, tested, ready = self.meta, self.tested, self._ready
         turn_checks = iter(turn_results)
         batch: list[Scored] = []
         for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
                                                     strict=True):
             if generation_failed(gen):  # an error of its own: no checks, no tests, no rate
-                batch.append(Scored(key, gen, [], None, None, None, None, meta))
+                item = Scored(key, gen, [], None, None, None, None, meta)
             else:
                 if_instruction, if_task = summarise_statuses(checks_statuses(results))
-                batch.append(Scored(key, gen, results, if_instruction, if_task, func,
-                                    [next(turn_checks) for _ in turns] if turns else None,
-                                    meta))
+                item = Scored(key, gen, results, if_instruction, if_task, func,
+                              [next(turn_checks) for _ in turns] if turns else None, meta)
+            batch.append(ready.pop(key, item) if ready else item)  # made ahead: as made
             if tested:  # each sample as soon as its tests end
                 yield batch
                 batch = []
@@ -425,7 +460,8 @@ VERIFY_CHUNK = 2048
 killed run loses at most the batches in flight (seconds of work)."""
 SHARED_FROM = 3
 """With a verification process, the last chunk of a run of at least this many more is
-verified in this process, beside it (:meth:`_Scoring._begin`)."""
+verified in this process, beside it, but for the part the process verified ahead
+(:meth:`_Scoring._begin`)."""
 PROCESS_AHEAD = 4
 """Chunks asked of the verification process before the first comes back. The first few
 are small and come back at once when it verified them ahead
@@ -458,6 +494,27 @@ class _InProcess:
         return self._results.cancel()
 
 
+class _Joined:
+    """A chunk verified in two parts at once: its head in the process, the rest here."""
+
+    def __init__(self, head: _Pending, rest: _Pending):
+        self._parts = (head, rest)
+
+    def result(self) -> _Verified:
+        checks: list = []
+        turn_results: list = []
+        turn_items: list = []
+        for part in self._parts:
+            part_checks, part_turns, part_items = part.result()
+            checks += part_checks
+            turn_results += part_turns
+            turn_items += part_items
+        return checks, turn_results, turn_items
+
+    def cancel(self) -> bool:
+        return all([part.cancel() for part in self._parts])
+
+
 def _top_up(pending: deque[_Pending], depth: int, n_chunks: int, submitted: int,
             begin: Callable[[int], _Pending]) -> int:
     """Start chunks until ``depth`` are in flight; returns how many were started in all."""
@@ -465,16 +522,6 @@ def _top_up(pending: deque[_Pending], depth: int, n_chunks: int, submitted: int,
         pending.append(begin(submitted))
         submitted += 1
     return submitted
-
-
-def has_tests(gen: Generation, tasks: Mapping[str, Task]) -> bool:
-    """Whether the generation's task is among ``tasks`` and has unit tests to run for it.
-
-    A failed model request (:func:`~prefjudge.records.generation_failed`) has no answer
-    to test.
-    """
-    task = tasks.get(gen.task_id)
-    return task is not None and task.test_format != "none" and not generation_failed(gen)
 
 
 def _chunks(
@@ -513,80 +560,3 @@ def multi_turn_items(gen: Generation) -> list[tuple[str, list[InstructionRef]]]:
     if len(turns) != len(gen.instructions) + 1:
         return []
     return [(turn.response, gen.instructions[:index]) for index, turn in enumerate(turns)]
-
-
-def _zygote_pool(
-    todo: list[tuple[str, Generation]],
-    tasks: dict[str, Task],
-    zygote: bool | ZygotePool | None,
-    preload: Sequence[str],
-) -> ZygotePool | None:
-    """Zygotes for the whole job's unit tests (None for fresh processes; a given pool as is)."""
-    from prefjudge.sandbox import resolve_isolation
-    from prefjudge.sandbox.zygote import ZygotePool, zygote_default
-
-    if isinstance(zygote, ZygotePool):
-        return zygote
-    if not (zygote_default() if zygote is None else zygote):
-        return None
-    return ZygotePool(resolve_isolation(), job_preload(todo, tasks, preload))
-
-
-def job_preload(todo: Sequence[tuple[str, Generation]], tasks: Mapping[str, Task],
-                preload: Sequence[str]) -> list[str]:
-    """What a job's zygotes import: its tasks' modules (those with tests) and ``preload``."""
-    from prefjudge.sandbox.preload import modules_to_preload
-
-    needed = {gen.task_id for _, gen in todo if gen.task_id in tasks}
-    return modules_to_preload((tasks[task_id] for task_id in sorted(needed)), preload)
-
-
-def _test_results_in_order(
-    chunk: list[tuple[str, Generation]],
-    tasks: dict[str, Task],
-    workers: int | None,
-    limits: SandboxLimits | None,
-    on_progress: ProgressCallback | None,
-    profile: Profile,
-    pool: ZygotePool | None = None,
-) -> Iterator[FuncResult | None]:
-    """Yield each generation's test result (None without tests) in order, as they finish."""
-    jobs, positions = [], {}
-    for index, (_, gen) in enumerate(chunk):
-        if has_tests(gen, tasks):
-            positions[index] = len(jobs)
-            jobs.append((tasks[gen.task_id],
-                         code_of(gen.response, profile, is_code=gen.response_is_code)))
-    if not jobs:
-        yield from [None] * len(chunk)
-        return
-    from prefjudge.sandbox import run_functional
-
-    finished: queue.Queue[tuple[int, FuncResult | BaseException]] = queue.Queue()
-
-    def collect(job_index: int, result: FuncResult) -> None:
-        finished.put((job_index, result))
-        if on_progress:
-            on_progress("tests", 1)
-
-    def run() -> None:
-        try:
-            run_functional(jobs, limits=limits or SandboxLimits(), workers=workers,
-                           on_result=collect, zygote=pool is not None, pool=pool)
-        except BaseException as exc:  # surfaced to the consumer below, never swallowed
-            finished.put((-1, exc))
-
-    runner = threading.Thread(target=run, name="prefjudge-tests", daemon=True)
-    runner.start()
-    ready: dict[int, FuncResult] = {}
-    for index in range(len(chunk)):
-        if index not in positions:
-            yield None
-            continue
-        while positions[index] not in ready:
-            job_index, outcome = finished.get()
-            if isinstance(outcome, BaseException):
-                raise outcome
-            ready[job_index] = outcome
-        yield ready.pop(positions[index])
-    runner.join()

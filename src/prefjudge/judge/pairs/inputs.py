@@ -13,17 +13,17 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefjudge.io import InputError, InputIssue
-from prefjudge.judge.pairs.formats import open_preference_source
-from prefjudge.judge.pairs.join import join_generations
+from prefjudge.judge.pairs.formats.load import open_preference_source
 from prefjudge.judge.settings import JudgeOptionError, source_error
-from prefjudge.records import Generation, Pair
+from prefjudge.records import Pair
 from prefjudge.reporting import Reporter, StageError
-from prefjudge.scoring.formats import SampleFormatWarning, read_generations
 from prefjudge.scoring.sources import SourceError
-from prefjudge.scoring.task_sources import load_task_sources
+
+if TYPE_CHECKING:
+    from prefjudge.records import Generation
 
 
 @dataclass
@@ -139,6 +139,11 @@ def _from_generations(
     subset: str | None,
 ) -> PairInputs:
     """Pairs of two generation files (see :func:`read_pair_inputs`)."""
+    # joining and the sample formats are imported here: a pair file needs neither
+    from prefjudge.judge.pairs.join import join_generations
+    from prefjudge.scoring.formats import SampleFormatWarning, read_generations
+    from prefjudge.scoring.task_sources import load_task_sources
+
     for index, path in enumerate(paths):
         if not Path(path).is_file():
             raise JudgeOptionError(

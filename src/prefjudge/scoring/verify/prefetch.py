@@ -9,6 +9,8 @@ whether the text is code); a batch asked for later takes the result of an item i
 the very same item of, and verifies the rest as usual. A wrong guess (a line the reader
 will refuse, a resumed run that starts further on) only costs the idle core its time:
 the results are those of ``verify_batch`` on the items asked for, whatever was guessed.
+How far into the file it got (:attr:`ReadAhead.reach`) goes back with every reply, so that
+the command never verifies again what is held here.
 """
 
 from __future__ import annotations
@@ -62,10 +64,16 @@ def guessed_items(path: str | os.PathLike[str], profile: str) -> Iterator[list[P
     Yields:
         Lists of at most :data:`BATCH` packed items, in file order.
     """
+    del profile
+    for batch, _ in _guessed(path):
+        yield batch
+
+
+def _guessed(path: str | os.PathLike[str]) -> Iterator[tuple[list[PackedItem], int]]:
+    """:func:`guessed_items`'s batches, each with the number of the last line read for it."""
     from prefjudge.scoring.taxonomy import load_taxonomy
     from prefjudge.scoring.verify.refs import ReferenceCheck
 
-    del profile
     check = ReferenceCheck(load_taxonomy()).check
     batch: list[PackedItem] = []
     seen = guessed = 0
@@ -81,12 +89,12 @@ def guessed_items(path: str | os.PathLike[str], profile: str) -> Iterator[list[P
                 guessed += 1
                 batch.append(item)
                 if len(batch) == BATCH:
-                    yield batch
+                    yield batch, seen
                     batch = []
             elif not guessed and seen >= GIVE_UP_LINES:
                 return
     if batch:
-        yield batch
+        yield batch, seen
 
 
 def _guess(line: str, check_params: Callable[..., Any]) -> PackedItem | None:
@@ -120,12 +128,19 @@ class ReadAhead:
     Args:
         verify: ``verify_packed``: packed items, profile, workers -> packed results.
         profile: The profile the results were verified with.
+
+    Attributes:
+        reach: How far into the file reading ahead got: every line up to this one
+            (1-based, as the reader numbers them) that could be guessed was verified ahead,
+            its result held until asked for; 0 when none was. The command asks for the
+            held part of its last chunk rather than verifying it again itself.
     """
 
     def __init__(self, verify: Callable[[list[PackedItem], str, int | None],
                                         list[list[PackedResult]]], profile: str) -> None:
         self._verify, self.profile = verify, profile
         self._held: dict[Key, list[PackedResult]] = {}
+        self.reach = 0
 
     @property
     def held(self) -> int:
@@ -146,14 +161,15 @@ class ReadAhead:
             workers: Ruff processes run in parallel.
             requests: The process's input; reading ahead stops once it has data.
         """
-        pieces, sizes = guessed_items(path, self.profile), batch_sizes()
+        pieces, sizes = _guessed(path), batch_sizes()
         while not _readable(requests) and len(self._held) < HELD_AT_MOST:
-            batch = _take(pieces, min(next(sizes), HELD_AT_MOST - len(self._held)))
+            batch, through = _take(pieces, min(next(sizes), HELD_AT_MOST - len(self._held)))
             if not batch:
                 return
             for item, result in zip(batch, self._verify(batch, self.profile, workers),
                                     strict=True):
                 self._held[item_key(item)] = result
+            self.reach = through
 
     def verify(self, packed: list[PackedItem], profile: str,
                workers: int | None) -> list[list[PackedResult]]:
@@ -196,14 +212,21 @@ def batch_sizes() -> Iterator[int]:
         goal = min(2 * size, LARGEST_BATCH)
 
 
-def _take(pieces: Iterator[list[PackedItem]], size: int) -> list[PackedItem]:
-    """The next ``size`` items of ``pieces`` or fewer (whole pieces: at least one of them)."""
+def _take(pieces: Iterator[tuple[list[PackedItem], int]],
+          size: int) -> tuple[list[PackedItem], int]:
+    """The next ``size`` items of ``pieces`` or fewer (whole pieces: at least one of them).
+
+    Returns:
+        The items, and the number of the last line read for them (0 when none were left).
+    """
     batch: list[PackedItem] = []
-    for piece in pieces:
+    through = 0
+    for piece, last_line in pieces:
         batch += piece
+        through = last_line
         if len(batch) >= size:
             break
-    return batch
+    return batch, through
 
 
 def _readable(stream: BinaryIO) -> bool:

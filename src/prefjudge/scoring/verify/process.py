@@ -128,8 +128,9 @@ class VerifyProcess:
         )
         self._waiting: deque[Future[list[list[_PackedResult]]]] = deque()
         self._lock = threading.Lock()
-        self._closed = False
+        self._closed = self._finishing = False
         self._failure: str | None = None  # why it can take no more batches
+        self._reach: int | None = None  # how far reading ahead got, once a reply told
         # Requests are written by a thread: a request waits in the pipe until the process
         # has finished the batch before it, and the caller should not wait with it.
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -163,7 +164,7 @@ class VerifyProcess:
                                protocol=pickle.HIGHEST_PROTOCOL)
         future: Future[list[list[_PackedResult]]] = Future()
         with self._lock:
-            if self._closed:
+            if self._closed or self._finishing:
                 raise VerifyProcessError("the verification process is closed")
             if self._failure is not None:
                 future.set_exception(VerifyProcessError(self._failure))
@@ -176,6 +177,18 @@ class VerifyProcess:
     def pid(self) -> int:
         """The process id of the verification process."""
         return self._process.pid
+
+    @property
+    def read_ahead_reach(self) -> int | None:
+        """How far into its file the process read ahead, as its replies tell.
+
+        Every line up to this one (1-based) that it could guess was verified before it was
+        asked for (:attr:`~prefjudge.scoring.verify.prefetch.ReadAhead.reach`): asked for
+        now, it comes back at once. 0 when it read nothing ahead; None until the first
+        reply came back (the process stops reading ahead when the first batch arrives, so
+        the number does not change after).
+        """
+        return self._reach
 
     def _write(self) -> None:
         """In a thread: requests to the process's input, then close it (at ``None``)."""
@@ -201,7 +214,7 @@ class VerifyProcess:
         assert stdout is not None
         while True:
             try:
-                status, payload = pickle.load(stdout)
+                status, payload, reach = pickle.load(stdout)
             except EOFError:
                 failure = self._died("it ended")
                 break
@@ -210,6 +223,7 @@ class VerifyProcess:
                 break
             with self._lock:
                 future = self._waiting.popleft() if self._waiting else None
+                self._reach = reach
             if future is None:
                 failure = "the verification process sent results nobody asked for"
                 break
@@ -232,13 +246,25 @@ class VerifyProcess:
         return (f"the verification process ended before it returned all results: {how}"
                 f"{detail}. Records written before are kept: rerun the command to resume")
 
+    def finish(self) -> None:
+        """Take no more batches: the process ends once it has answered those asked.
+
+        Does not wait, so that the process's end overlaps what the caller does next;
+        :meth:`close` waits for it.
+        """
+        with self._lock:
+            if self._finishing:
+                return
+            self._finishing = True
+            self._outbox.put(None)
+
     def close(self) -> None:
         """End the process (results not yet returned are given up) and wait for it."""
+        self.finish()
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._outbox.put(None)
         self._writer.join()
         self._reader.join()
         self._process.wait()
@@ -304,7 +330,8 @@ def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = 
 
     Args:
         requests: Pickled ``(packed items, profile, workers)`` messages.
-        replies: Where ``("ok", results)`` or ``("error", traceback)`` go, one per request.
+        replies: Where ``("ok", results, reach)`` or ``("error", traceback, reach)`` go, one
+            per request (``reach``: how far reading ahead got, :class:`ReadAhead`'s).
         read_ahead: ``[generations file, profile, workers]`` to verify ahead until the
             first request arrives (:class:`~prefjudge.scoring.verify.prefetch.ReadAhead`).
     """
@@ -327,7 +354,7 @@ def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = 
             reply: tuple[str, Any] = ("ok", ahead.verify(packed, profile, workers))
         except Exception:  # reported to the caller, which raises it there
             reply = ("error", traceback.format_exc())
-        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump((*reply, ahead.reach), replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
 
 

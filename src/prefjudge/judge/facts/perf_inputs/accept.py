@@ -16,10 +16,16 @@ first step with no accepted candidate, and at :data:`MAX_STEPS` or
 The family chosen is the one whose reference cost at its largest accepted input is the
 highest per character of that input (the input whose cost grows most with scale, the
 sizes being capped alike); its accepted steps are the task's
-performance-exercising inputs (:class:`PerfInputs`). The CPU cost of making them is
-bounded: at most ``2 * (MAX_STEPS + 1)`` reference runs of a few families each (plus one
-rerun per rejected candidate), each candidate at most :data:`REF_BUDGET_S` of the
-reference's time: a few CPU-seconds per task, made once and kept
+performance-exercising inputs (:class:`PerfInputs`). The best family of each other
+strategy is kept beside it (:attr:`PerfInputs.alternates`, up to :data:`MAX_ALTERNATES`):
+the reference's cost cannot see what two responses do differently (an index that grows
+with its list makes an insert-at-front loop quadratic and leaves the reference as it
+was), so the measurement probes both sides on every family and measures on the one that
+separates them most (:func:`~prefjudge.judge.facts.perf_inputs.measure.choose_family`).
+
+The CPU cost of making them is bounded: at most ``2 * (MAX_STEPS + 1)`` reference runs
+of a few families each (plus one rerun per rejected candidate), each candidate at most
+:data:`REF_BUDGET_S` of the reference's time: a few CPU-seconds per task, made once and kept
 (:mod:`~prefjudge.judge.facts.perf_inputs.store`).
 """
 
@@ -29,7 +35,7 @@ import ast
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefjudge.judge.facts.perf_inputs.scaling import (
@@ -58,6 +64,8 @@ NEAR_SEEDS = 2
 """Seeds grown by ``near`` (each offers many candidates; the task's numbers lie close)."""
 MAX_ACCEPT_CPU_S = 6.0
 """The reference's CPU time, summed over every candidate of a task, past which it stops."""
+MAX_ALTERNATES = 3
+"""Families of other strategies kept beside the chosen one (probed by the measurement)."""
 MEASURED_SCALES = 2
 SCALE_GAP = 2
 """Steps between two measured scales (a factor ``LADDER_BASE ** SCALE_GAP`` apart)."""
@@ -88,6 +96,8 @@ class PerfInputs:
         origin: Where inputs not grown from the task's come from, as kept (a model's
             generator: :meth:`~prefjudge.judge.facts.perf_inputs.synthesized.Synthesis.record`);
             None for scaled inputs.
+        alternates: The best family of each other strategy, best first (each without
+            alternates of its own).
     """
 
     task_id: str
@@ -96,6 +106,17 @@ class PerfInputs:
     steps: tuple[Step, ...]
     inputs: tuple[list[Any], ...] = field(repr=False, compare=False)
     origin: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    alternates: tuple[PerfInputs, ...] = field(default=(), repr=False, compare=False)
+
+    def families(self) -> tuple[PerfInputs, ...]:
+        """This family, then its alternates."""
+        return (self, *self.alternates)
+
+    def label(self) -> str:
+        """The family in words: ``along of plus #3`` (``the model's generator``)."""
+        if self.strategy == "model":
+            return "the model's generator"
+        return f"{self.strategy} of {self.seed[0]} #{self.seed[1]}"
 
     def measured(self, count: int = MEASURED_SCALES) -> list[int]:
         """Which steps are measured: the largest, then every :data:`SCALE_GAP` below it."""
@@ -114,15 +135,30 @@ class PerfInputs:
         """What regenerates the inputs exactly (:func:`from_recipe`; ``origin`` when set)."""
         if self.origin is not None:
             return dict(self.origin)
-        return {"seed": list(self.seed), "strategy": self.strategy,
-                "steps": [[s.factor, s.variant, s.ref_cpu_s, s.sha256] for s in self.steps]}
+        recipe: dict[str, Any] = {
+            "seed": list(self.seed), "strategy": self.strategy,
+            "steps": [[s.factor, s.variant, s.ref_cpu_s, s.sha256] for s in self.steps]}
+        if self.alternates:
+            recipe["alternates"] = [other.recipe() for other in self.alternates]
+        return recipe
 
 
 def from_recipe(task: Task, recipe: dict[str, Any]) -> PerfInputs | None:
     """The inputs a :meth:`PerfInputs.recipe` describes, or None if they do not come back.
 
-    Each is made again from the task's seed input and checked against its digest.
+    Each is made again from the task's seed input and checked against its digest; so are
+    the alternates' (any that does not come back fails the whole).
     """
+    found = _family_from_recipe(task, recipe)
+    if found is None:
+        return None
+    alternates = [_family_from_recipe(task, other) for other in recipe.get("alternates", [])]
+    if any(other is None for other in alternates):
+        return None
+    return replace(found, alternates=tuple(alternates))  # type: ignore[arg-type]
+
+
+def _family_from_recipe(task: Task, recipe: dict[str, Any]) -> PerfInputs | None:
     try:
         name, index = recipe["seed"]
         seed = (task.base_inputs if name == "base" else task.plus_inputs or [])[index]
@@ -316,11 +352,32 @@ def build_perf_inputs(task: Task, reference: ReferenceOutputs, run: Runner
         if not any(family.live for family in families) or spent > MAX_ACCEPT_CPU_S:
             break
         spent += _step(task, code, families, LADDER_BASE ** step, run)
-    grown = [family for family in families if len(family.steps) >= 2]
+    grown = sorted((family for family in families if _grows(family)),
+                   key=lambda f: (f.steps[-1].ref_cpu_s / len(json.dumps(f.inputs[-1])),
+                                  f.steps[-1].factor), reverse=True)
     if not grown:
         return None
-    best = max(grown, key=lambda f: (f.steps[-1].ref_cpu_s / len(json.dumps(f.inputs[-1])),
-                                      f.steps[-1].factor))
-    return PerfInputs(task.task_id, best.seed, best.strategy, tuple(best.steps),
-                      tuple(best.inputs))
+    best, *others = grown
+    strategies = {best.strategy}
+    alternates = []
+    for family in others:
+        if family.strategy not in strategies and len(alternates) < MAX_ALTERNATES:
+            strategies.add(family.strategy)
+            alternates.append(_perf_of(task, family))
+    return replace(_perf_of(task, best), alternates=tuple(alternates))
+
+
+def _grows(family: _Family) -> bool:
+    """Whether a family has two accepted steps and its input grew between them.
+
+    A seed that stays as it was however it is scaled (two empty lists tiled) gives a
+    ladder whose reference cost is all noise.
+    """
+    return len(family.steps) >= 2 and \
+        len(json.dumps(family.inputs[-1])) > len(json.dumps(family.inputs[0]))
+
+
+def _perf_of(task: Task, family: _Family) -> PerfInputs:
+    return PerfInputs(task.task_id, family.seed, family.strategy, tuple(family.steps),
+                      tuple(family.inputs))
 

@@ -9,6 +9,12 @@ scaled inputs are computed once and kept like any others,
 :func:`~prefjudge.sandbox.references.reference_outputs`). The scales give each side a
 curve, and the pair one decision (:mod:`~prefjudge.judge.facts.perf_inputs.curve`).
 
+Where the task keeps more than one family of scaled inputs
+(:attr:`~prefjudge.judge.facts.perf_inputs.accept.PerfInputs.alternates`), both sides are
+first probed on each family's largest input (:func:`choose_family`), and the
+measurement goes on the family that separates them most: the family was chosen by the
+reference's cost, which cannot see what the two sides do differently.
+
 A side that fails on a scaled input (a wrong output, a raise, its time limit: EvalPlus's,
 from the reference's time on that input) gets no cost claim, and **loses** efficiency when
 the other side returns the reference's output on the same input: it does not win by
@@ -18,11 +24,13 @@ answering otherwise; both failing is ``insufficient``.
 from __future__ import annotations
 
 import logging
+import math
 import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefjudge.judge.facts.efficiency_measure import (
+    NET_FLOOR_S,
     SIDES,
     Runner,
     _choose_rounds,
@@ -39,6 +47,14 @@ from prefjudge.sandbox.limits import SandboxLimits
 from prefjudge.sandbox.references import reference_outputs
 
 log = logging.getLogger(__name__)
+
+PROBE_WORK_S = 0.02
+"""The reference's CPU time a family's probe asks of each side (rounds on its largest input)."""
+PROBE_RUNS = 2
+"""Runs of each side (and the baseline) a probe takes the cheapest of."""
+MAX_PROBE_ROUNDS = 10_000
+SWITCH_RATIO = 1.3
+"""How many times further apart an alternate family must put the sides to be measured on."""
 
 
 @dataclass
@@ -115,6 +131,78 @@ def _one_side_fails(meter: _Meter, stop: _Stop, factor: int) -> ScaledMeasure:
                          "loses efficiency by failing, no cost is claimed for it)")
 
 
+def _probe_family(task: Task, family: PerfInputs, slot: int, top: list[Any],
+                  reference: ReferenceOutputs, codes: dict[str, str | None], warm: list[str],
+                  run: Runner, limits: SandboxLimits) -> dict[str, Any] | None:
+    """Both sides once on a family's largest input: how far apart (None: both fail there)."""
+    meter = _Meter(task, codes, [("plus", slot, top)], reference, warm, run, limits)
+    ref_s = max(family.steps[-1].ref_cpu_s, 1e-6)
+    rounds = max(1, min(MAX_PROBE_ROUNDS, math.ceil(PROBE_WORK_S / ref_s)))
+    cost: dict[str, float] = {}
+    for side in ("baseline", *SIDES) * PROBE_RUNS:
+        try:
+            spent = meter.measure(side, rounds)
+        except _Stop as stop:
+            if stop.side is None:
+                raise
+            other = "B" if stop.side == "A" else "A"
+            try:
+                meter.measure(other, 1)
+            except _Stop as second:
+                if second.side is None:
+                    raise
+                return None
+            return {"family": family.label(), "ratio": math.inf, "fails": stop.side}
+        cost[side] = min(spent, cost.get(side, math.inf))
+    net = {side: max(cost[side] - cost["baseline"], NET_FLOOR_S) / rounds for side in SIDES}
+    return {"family": family.label(), "ratio": max(net.values()) / min(net.values()),
+            "per_call_s": net}
+
+
+def choose_family(task: Task, perf: PerfInputs, codes: dict[str, str | None],
+                  warm: list[str], run: Runner, limits: SandboxLimits
+                  ) -> tuple[PerfInputs, list[dict[str, Any]]]:
+    """The family to measure on, and each family's probe (none when there is one family).
+
+    Each side runs on each family's largest input (rounds worth about
+    :data:`PROBE_WORK_S` of the reference's time, every output checked; the cheapest of
+    :data:`PROBE_RUNS` runs, the baseline's subtracted). A family where
+    one side fails and the other returns the reference's output separates them most; one
+    where both fail is left out. The first family (the reference's choice) is kept unless
+    another puts the sides :data:`SWITCH_RATIO` times further apart.
+
+    Raises:
+        _Stop: The baseline, the sandbox or the reference failed (an ``error``).
+    """
+    families = perf.families()
+    if len(families) == 1:
+        return perf, []
+    tops = [family.inputs[-1] for family in families]
+    probed_task = task.model_copy(update={"base_inputs": [], "plus_inputs": tops})
+    reference = reference_outputs(probed_task, limits.time_doubled(), run)
+    if isinstance(reference, FuncResult):
+        raise _Stop("error", f"the reference solution on the scaled inputs: "
+                    f"{reference.detail[:300]}")
+    probes = [_probe_family(probed_task, family, slot, tops[slot], reference, codes, warm,
+                            run, limits) for slot, family in enumerate(families)]
+    chosen, ratio = 0, probes[0]["ratio"] if probes[0] else 0.0
+    for slot, probe in enumerate(probes[1:], 1):
+        if probe is not None and probe["ratio"] > SWITCH_RATIO * max(ratio, 1.0):
+            chosen, ratio = slot, probe["ratio"]
+    kept = [{**probe, "ratio": None if probe["ratio"] == math.inf else probe["ratio"]}
+            for probe in probes if probe is not None]
+    return families[chosen], kept
+
+
+def _probes_text(probes: list[dict[str, Any]]) -> str:
+    """The probes in words: ``; chosen of 3 families probed (repeat ... 1.0x, ...)``."""
+    said = ", ".join(f"{probe['family']} " + (f"{probe['fails']} fails" if "fails" in probe
+                                              else f"{probe['ratio']:.1f}x")
+                     for probe in probes)
+    return f"; measured on the family that separates the sides most of {len(probes)} " \
+           f"probed: {said}"
+
+
 def _scale(meter: _Meter, factor: int, repeats: int, order: random.Random
            ) -> tuple[ScalePoint, dict[str, list[float]], list[dict[str, float]], dict]:
     """Measure one scale: its point, its runs, its probes and its figures."""
@@ -134,6 +222,7 @@ def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
     Raises:
         _Stop: The baseline or the sandbox failed (an ``error``: never the code's doing).
     """
+    perf, families = choose_family(task, perf, codes, warm, run, limits)
     steps = perf.measured()
     scaled = perf.task(task, steps)
     reference = reference_outputs(scaled, limits.time_doubled(), run)
@@ -142,6 +231,7 @@ def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
                     f"{reference.detail[:300]}")
     seed = "the model's generator" if perf.strategy == "model" else \
         f"{perf.seed[0]} #{perf.seed[1]}"
+    chosen_by = _probes_text(families) if families else ""
     names = tuple(f"x{perf.steps[step].factor} of {seed}" for step in steps)
     points: list[ScalePoint] = []
     samples: dict[str, list[float]] = {}
@@ -158,17 +248,18 @@ def measure_scaled(task: Task, perf: PerfInputs, codes: dict[str, str | None],
                 raise
             found = _one_side_fails(meter, stop, factor)
             found.inputs = names
+            found.fact += chosen_by
             return found
         points.append(point)
     outcome, why = combine(points)
     top = points[-1]
-    how = seed if perf.strategy == "model" else f"{perf.strategy} of {seed}"
-    fact = f"{curve_text(points)} ({how}). At the x{top.factor} input: " \
-           f"{top.fact}"
+    fact = f"{curve_text(points)} ({perf.label()}{chosen_by}). At the x{top.factor} " \
+           f"input: {top.fact}"
     if outcome != top.outcome or outcome == "tie":
         fact += f"; {why}"
     stats = {**stats, "scales": [point.to_dict() for point in points],
              "growth": {side: growth(points, side) for side in SIDES},
              "perf_inputs": {"seed": seed, "strategy": perf.strategy,
-                             "factors": [perf.steps[step].factor for step in steps]}}
+                             "factors": [perf.steps[step].factor for step in steps],
+                             "probed": families}}
     return ScaledMeasure(outcome, fact, names, top.rounds, samples, tuple(probes), stats)

@@ -17,6 +17,11 @@ built-in formats, in detection order:
 (``codeprefbench``, ``bigcodereward``, ``hub:OWNER/NAME``; see
 :mod:`prefjudge.scoring.sources`), whose rows go through the same converters.
 
+Importing this package registers the built-in formats by name only (:mod:`.builtin`):
+each format's module is imported when its spec is first asked for, and every other name
+here is imported from its module on first use (:mod:`prefjudge.lazy`), so the format names
+(``--pairs-format`` in ``--help``) cost no pair file code.
+
 A row that cannot be used is never dropped silently: it becomes an :class:`InputIssue`
 naming file, line and field. Loaders raise :class:`InputError` with every issue, or, with
 ``skip_invalid=True``, return the issues beside the usable pairs.
@@ -24,33 +29,7 @@ naming file, line and field. Loaders raise :class:`InputError` with every issue,
 
 from __future__ import annotations
 
-from prefjudge.io import InputError, InputIssue
-from prefjudge.judge.pairs.formats.bigcodereward import (
-    BIGCODEREWARD_VOTES,
-    bigcodereward_pairs,
-    load_bigcodereward,
-)
-from prefjudge.judge.pairs.formats.codeprefbench import (
-    CODEPREFBENCH_CRITERIA,
-    codeprefbench_criterion,
-    codeprefbench_pairs,
-    load_codeprefbench,
-)
-from prefjudge.judge.pairs.formats.copilot_arena import (
-    COPILOT_ARENA_COLUMNS,
-    FIM_TEMPLATE,
-    load_copilot_arena,
-)
-from prefjudge.judge.pairs.formats.detect import detect_format, format_from_keys
-from prefjudge.judge.pairs.formats.load import (
-    load_pairs,
-    load_preference_source,
-    open_preference_source,
-    pairs_from_rows,
-)
-
-# The built-in formats register themselves on import (their rank sets the detection order).
-from prefjudge.judge.pairs.formats.prefjudge_jsonl import load_prefjudge_pairs, prefjudge_pairs
+from prefjudge.judge.pairs.formats import builtin as _builtin  # noqa: F401 - registers them
 from prefjudge.judge.pairs.formats.registry import (
     PAIR_FORMATS,
     PairFormat,
@@ -58,9 +37,38 @@ from prefjudge.judge.pairs.formats.registry import (
     pair_format,
     pair_format_choices,
     pair_formats,
+    register_lazy_pair_format,
     register_pair_format,
     unregister_pair_format,
 )
+from prefjudge.lazy import lazy_getattr
+
+_HOME = "prefjudge.judge.pairs.formats."
+_LAZY = {
+    "InputError": "prefjudge.io",
+    "InputIssue": "prefjudge.io",
+    "BIGCODEREWARD_VOTES": _HOME + "bigcodereward",
+    "bigcodereward_pairs": _HOME + "bigcodereward",
+    "load_bigcodereward": _HOME + "bigcodereward",
+    "CODEPREFBENCH_CRITERIA": _HOME + "codeprefbench",
+    "codeprefbench_criterion": _HOME + "codeprefbench",
+    "codeprefbench_pairs": _HOME + "codeprefbench",
+    "load_codeprefbench": _HOME + "codeprefbench",
+    "COPILOT_ARENA_COLUMNS": _HOME + "copilot_arena",
+    "FIM_TEMPLATE": _HOME + "copilot_arena",
+    "load_copilot_arena": _HOME + "copilot_arena",
+    "detect_format": _HOME + "detect",
+    "format_from_keys": _HOME + "detect",
+    "load_pairs": _HOME + "load",
+    "load_preference_source": _HOME + "load",
+    "open_preference_source": _HOME + "load",
+    "pairs_from_rows": _HOME + "load",
+    "load_prefjudge_pairs": _HOME + "prefjudge_jsonl",
+    "prefjudge_pairs": _HOME + "prefjudge_jsonl",
+}
+"""The names published here that are imported from their modules at first use."""
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "BIGCODEREWARD_VOTES",
@@ -89,6 +97,7 @@ __all__ = [
     "pair_formats",
     "pairs_from_rows",
     "prefjudge_pairs",
+    "register_lazy_pair_format",
     "register_pair_format",
     "unregister_pair_format",
 ]

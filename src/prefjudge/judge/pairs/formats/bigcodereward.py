@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from prefjudge.io import InputError, InputIssue, iter_objects
-from prefjudge.judge.pairs.evidence import EVIDENCE_CHARS, shorten
 from prefjudge.judge.pairs.formats.base import (
     RowIssues,
     UniqueIds,
@@ -208,6 +207,8 @@ def _bigcodereward_response(data: dict[str, Any], side: str, bad: Any) -> str | 
 
 
 def _execution_evidence(data: dict[str, Any], side: str) -> list[str]:
+    from prefjudge.judge.pairs.evidence import EVIDENCE_CHARS, shorten  # scored records: later
+
     lines = []
     for kind in ("output", "error"):
         text = data.get(f"execution_{kind}_{side}")

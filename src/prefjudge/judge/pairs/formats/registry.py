@@ -6,12 +6,19 @@ lists pair formats reads them from here: :data:`PAIR_FORMATS`, the ``--pairs-for
 choices (:func:`pair_format_choices`), auto-detection (in registration order, see
 :mod:`.detect`) and the converters of hub rows (:func:`~.load.pairs_from_rows`).
 
+A format may also be registered by name before its module is imported
+(:func:`register_lazy_pair_format`, as :mod:`.builtin` registers the built-in ones): its
+name is in :data:`PAIR_FORMATS` and the choices at once, and its module is imported (and
+registers its spec over the entry) when its spec is first asked for (:func:`get_pair_format`,
+:func:`pair_formats`), so listing the formats (``--help``) reads no pair file code.
+
 This module imports nothing but the standard library and the registries' shared live
-views (:mod:`prefjudge.backends.registry`).
+views (:mod:`prefjudge.live_views`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,11 +79,44 @@ class PairFormatSpec:
     rank: int = 100
 
 
-_FORMATS: dict[str, PairFormatSpec] = {}
+@dataclass(frozen=True)
+class LazyPairFormat:
+    """A format registered by name whose module is not imported yet.
+
+    Attributes:
+        name: The format's name.
+        module: The module (dotted, absolute) that registers the format's spec on import.
+        rank: The spec's rank (its place among the formats before it is imported).
+    """
+
+    name: str
+    module: str
+    rank: int = 100
+
+
+_FORMATS: dict[str, PairFormatSpec | LazyPairFormat] = {}
+
+
+def _place(entry: PairFormatSpec | LazyPairFormat) -> None:
+    """Put ``entry`` in the registry, every entry in its place by rank."""
+    _FORMATS[entry.name] = entry
+    ordered = sorted(_FORMATS.values(), key=lambda e: e.rank)  # stable: ties keep their order
+    _FORMATS.clear()
+    _FORMATS.update((e.name, e) for e in ordered)
+
+
+def _check_name(name: str, replace: bool) -> None:
+    if name == AUTO or not name:
+        raise ValueError(f"{name!r} cannot name a pair format")
+    if name in _FORMATS and not replace and not isinstance(_FORMATS[name], LazyPairFormat):
+        raise ValueError(f"pair format {name!r} is already registered")
 
 
 def register_pair_format(spec: PairFormatSpec, *, replace: bool = False) -> PairFormatSpec:
     """Add a pair format to the registry, in its place by ``spec.rank``.
+
+    A format registered by name only (:func:`register_lazy_pair_format`) is replaced by its
+    spec without ``replace``: that is its module registering itself.
 
     Args:
         spec: The format.
@@ -88,15 +128,41 @@ def register_pair_format(spec: PairFormatSpec, *, replace: bool = False) -> Pair
     Raises:
         ValueError: When the name is taken (and not ``replace``) or is ``auto``.
     """
-    if spec.name == AUTO or not spec.name:
-        raise ValueError(f"{spec.name!r} cannot name a pair format")
-    if spec.name in _FORMATS and not replace:
-        raise ValueError(f"pair format {spec.name!r} is already registered")
-    _FORMATS[spec.name] = spec
-    ordered = sorted(_FORMATS.values(), key=lambda s: s.rank)  # stable: ties keep their order
-    _FORMATS.clear()
-    _FORMATS.update((s.name, s) for s in ordered)
+    _check_name(spec.name, replace)
+    _place(spec)
     return spec
+
+
+def register_lazy_pair_format(name: str, module: str, *, rank: int = 100) -> LazyPairFormat:
+    """Register a pair format by name; its module is imported when its spec is first used.
+
+    Args:
+        name: The format's name.
+        module: The module that registers the format's :class:`PairFormatSpec` on import
+            (with the same name and rank).
+        rank: The spec's rank.
+
+    Returns:
+        The entry.
+
+    Raises:
+        ValueError: When the name is taken or is ``auto``.
+    """
+    _check_name(name, False)
+    entry = LazyPairFormat(name, module, rank)
+    _place(entry)
+    return entry
+
+
+def _resolved(name: str) -> PairFormatSpec | None:
+    """The spec registered as ``name``, importing its module when it is registered by name."""
+    entry = _FORMATS.get(name)
+    if isinstance(entry, LazyPairFormat):
+        importlib.import_module(entry.module)
+        entry = _FORMATS.get(name)
+        if isinstance(entry, LazyPairFormat):
+            raise LookupError(f"{entry.module} did not register pair format {name!r}")
+    return entry
 
 
 def unregister_pair_format(name: str) -> None:
@@ -127,13 +193,17 @@ def pair_format(name: str, **fields: Any) -> Callable[[FileLoader], FileLoader]:
 
 
 def get_pair_format(name: str) -> PairFormatSpec | None:
-    """The registered format named ``name``, or None."""
-    return _FORMATS.get(name)
+    """The registered format named ``name`` (its module imported if need be), or None."""
+    return _resolved(name)
 
 
 def pair_formats() -> tuple[PairFormatSpec, ...]:
-    """Every registered format, in detection order (by rank, then registration)."""
-    return tuple(_FORMATS.values())
+    """Every registered format, in detection order (by rank, then registration).
+
+    Formats registered by name have their modules imported first.
+    """
+    specs = (_resolved(name) for name in list(_FORMATS))
+    return tuple(spec for spec in specs if spec is not None)
 
 
 PAIR_FORMATS: Sequence[str] = LiveSequence(lambda: _FORMATS)
