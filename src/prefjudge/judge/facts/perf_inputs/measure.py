@@ -115,15 +115,24 @@ def _model_made(task: Task, client: Any, run: Runner, reference: ReferenceOutput
     return replace(found.perf, origin=found.record())
 
 
+def _other_fails(meter: _Meter, stop: _Stop) -> _Stop | None:
+    """Run the side ``stop`` did not stop once on the same inputs: its stop, or None."""
+    other = "B" if stop.side == "A" else "A"
+    try:
+        meter.measure(other, 1)
+    except _Stop as second:
+        if second.side is None:
+            raise
+        return second
+    return None
+
+
 def _one_side_fails(meter: _Meter, stop: _Stop, factor: int) -> ScaledMeasure:
     """A side failed on a scaled input: the other wins if it returns the reference's there."""
     bad = str(stop.side)
     good = "B" if bad == "A" else "A"
-    try:
-        meter.measure(good, 1)
-    except _Stop as other:
-        if other.side is None:
-            raise
+    other = _other_fails(meter, stop)
+    if other is not None:
         return ScaledMeasure("insufficient", f"both sides fail on the x{factor} input "
                              f"({stop.why}; {other.why})", both_fail=True)
     return ScaledMeasure(good, f"{stop.why} on the x{factor} input, where {good} returns "
@@ -134,7 +143,7 @@ def _one_side_fails(meter: _Meter, stop: _Stop, factor: int) -> ScaledMeasure:
 def _probe_family(task: Task, family: PerfInputs, slot: int, top: list[Any],
                   reference: ReferenceOutputs, codes: dict[str, str | None], warm: list[str],
                   run: Runner, limits: SandboxLimits) -> dict[str, Any] | None:
-    """Both sides once on a family's largest input: how far apart (None: both fail there)."""
+    """Both sides on a family's largest input: how far apart (None: both fail there)."""
     meter = _Meter(task, codes, [("plus", slot, top)], reference, warm, run, limits)
     ref_s = max(family.steps[-1].ref_cpu_s, 1e-6)
     rounds = max(1, min(MAX_PROBE_ROUNDS, math.ceil(PROBE_WORK_S / ref_s)))
@@ -145,12 +154,7 @@ def _probe_family(task: Task, family: PerfInputs, slot: int, top: list[Any],
         except _Stop as stop:
             if stop.side is None:
                 raise
-            other = "B" if stop.side == "A" else "A"
-            try:
-                meter.measure(other, 1)
-            except _Stop as second:
-                if second.side is None:
-                    raise
+            if _other_fails(meter, stop) is not None:
                 return None
             return {"family": family.label(), "ratio": math.inf, "fails": stop.side}
         cost[side] = min(spent, cost.get(side, math.inf))
@@ -195,7 +199,7 @@ def choose_family(task: Task, perf: PerfInputs, codes: dict[str, str | None],
 
 
 def _probes_text(probes: list[dict[str, Any]]) -> str:
-    """The probes in words: ``; chosen of 3 families probed (repeat ... 1.0x, ...)``."""
+    """The probes in words: ``; measured on ... of 3 probed: repeat of base #0 1.0x, ...``."""
     said = ", ".join(f"{probe['family']} " + (f"{probe['fails']} fails" if "fails" in probe
                                               else f"{probe['ratio']:.1f}x")
                      for probe in probes)
