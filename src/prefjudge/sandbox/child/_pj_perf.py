@@ -169,6 +169,10 @@ OutputsLog.__module__ = common.OutputsLog.__module__
 
 _marshal_dumps = marshal.dumps  # taken before any code runs, as the runner's own
 MARSHAL_VERSION = 2  # no references or interning flags: the same value, the same bytes
+FAST_VERSION = 4
+"""Written first: ASCII strings as they are stored and a shared object once (about four
+times cheaper than version 2 on a list of short strings), but the bytes depend on what
+is shared and what is interned, so a value can come out as other bytes."""
 
 
 class RepeatedLines(evalplus.CandidateLines):
@@ -181,26 +185,33 @@ class RepeatedLines(evalplus.CandidateLines):
     (made in C, of exact built-in types only: ``marshal`` refuses a subclass, so no code
     of the candidate's runs): an output whose bytes are the same as that input's last
     is the same plain value of the same types, whose line is the one made then, returned
-    again. Any other output (different, or not marshallable: a numpy array, a subclass)
-    gets its line made in full, as in a test run. Every call's output is still checked.
+    again. The bytes are :data:`FAST_VERSION`'s first; where they differ from the last
+    output's, the canonical :data:`MARSHAL_VERSION` bytes decide (the same value laid out
+    otherwise in memory is still the same value). Any other output (different, or not
+    marshallable: a numpy array, a subclass) gets its line made in full, as in a test
+    run. Every call's output is still checked.
     """
 
     def __init__(self, payload: dict[str, Any]) -> None:
         """A line maker for ``payload``'s outputs, with nothing seen yet."""
         super().__init__(payload)
-        self._last: dict[tuple[str, int], tuple[bytes, str]] = {}
+        self._last: dict[tuple[str, int], tuple[bytes, bytes, str]] = {}
 
     def line(self, name: str, index: int, out: Any) -> str:
         """The line of ``out`` (see the class docstring; raises as the full line's maker)."""
         try:
+            fast = _marshal_dumps(out, FAST_VERSION)
+            last = self._last.get((name, index))
+            if last is not None and last[0] == fast:
+                return last[2]
             blob = _marshal_dumps(out, MARSHAL_VERSION)
         except (ValueError, TypeError, RecursionError):
             return super().line(name, index, out)
-        last = self._last.get((name, index))
-        if last is not None and last[0] == blob:
-            return last[1]
+        if last is not None and last[1] == blob:
+            self._last[(name, index)] = (fast, blob, last[2])
+            return last[2]
         text = super().line(name, index, out)
-        self._last[(name, index)] = (blob, text)
+        self._last[(name, index)] = (fast, blob, text)
         return text
 
 

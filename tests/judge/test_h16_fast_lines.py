@@ -1,0 +1,93 @@
+"""A measured run's lines, made cheap for strings, still check every call.
+
+A run that knows an output it has seen reuses its line (``RepeatedLines`` in the cost
+runner). It now compares ``marshal`` version 4's bytes first: ASCII strings are written as
+they are held, about four times cheaper than version 2 on a list of short strings, where
+the check cost more than the code's own work and hid the difference between two sides
+(Mbpp/644 on a list of words: a slice against a swap loop). Version 4's bytes depend on
+what is shared in memory, so the same value can come out as other bytes; the canonical
+version 2 bytes decide then. These tests run the real cost runner in the sandbox.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prefjudge.judge.facts.efficiency_outputs import measured_outputs_problem
+from prefjudge.records import Task
+from prefjudge.sandbox import SandboxLimits
+from prefjudge.sandbox.adapters import perf_payload
+from prefjudge.sandbox.compare import ReferenceOutputs
+from prefjudge.sandbox.references import reference_outputs
+from prefjudge.scoring.tasks import load_tasks
+
+LIMITS = SandboxLimits(timeout_s=60.0, cpu_s=60)
+WORDS = ["apple", "banana", "cherry", "date", "elder"] * 2_000
+
+HEAD = """\
+import builtins
+
+
+def _calls():
+    seen = builtins.__dict__.setdefault("_pj_seen", [])
+    seen.append(1)
+    return len(seen)
+
+
+"""
+# Every other call, the same words as other objects: equal values, other version 4 bytes.
+LAID_OUT_OTHERWISE = HEAD + """\
+def reverse_Array_Upto_K(input, k):
+    out = input[k - 1::-1] + input[k:]
+    if _calls() % 2:
+        out = [(word + ".")[:-1] for word in out]
+    return out
+"""
+# Right in a run's first two calls, one word off after them.
+A_WORD_OFF_LATER = HEAD + """\
+def reverse_Array_Upto_K(input, k):
+    out = input[k - 1::-1] + input[k:]
+    if _calls() > 2:
+        out[-1] = out[-1] + "s"
+    return out
+"""
+
+
+@pytest.fixture(scope="module")
+def words_task(shared_data: Path) -> Task:
+    """Mbpp/644 with one input: 10,000 words, the first 6,000 to reverse."""
+    task = load_tasks(shared_data / "benchmarks" / "evalplus" / "MbppPlus-v0.2.0.jsonl.gz")[
+        "Mbpp/644"]
+    return task.model_copy(update={"base_inputs": [], "plus_inputs": [[WORDS, 6_000]]})
+
+
+def measured(task: Task, code: str, run, rounds: int = 6):
+    payload = perf_payload(task, code, task.plus_inputs, rounds)
+    payload.update(input_sets=["plus"])
+    outcome = run(payload, LIMITS)
+    assert outcome.result is not None and outcome.result["status"] == "ran", outcome.result
+    return outcome
+
+
+@pytest.mark.shared_data
+def test_the_same_words_laid_out_otherwise_are_one_line_and_right(words_task, pool):
+    reference = reference_outputs(words_task, LIMITS.time_doubled(), pool.run)
+    assert isinstance(reference, ReferenceOutputs), reference
+    chosen = [("plus", 0, words_task.plus_inputs[0])]
+    outcome = measured(words_task, LAID_OUT_OTHERWISE, pool.run)
+    assert outcome.result["outputs_lines"] == "1"  # the canonical bytes found them equal
+    assert measured_outputs_problem(words_task, reference, chosen, outcome) is None
+
+
+@pytest.mark.shared_data
+def test_a_word_changed_in_a_later_call_is_caught(words_task, pool):
+    reference = reference_outputs(words_task, LIMITS.time_doubled(), pool.run)
+    assert isinstance(reference, ReferenceOutputs), reference
+    chosen = [("plus", 0, words_task.plus_inputs[0])]
+    outcome = measured(words_task, A_WORD_OFF_LATER, pool.run)
+    assert outcome.result["outputs_lines"] == "2"  # the changed output got its own line
+    problem = measured_outputs_problem(words_task, reference, chosen, outcome)
+    assert problem is not None and problem.startswith(
+        "measured outputs differ from the reference on 1 of 1 inputs"), problem
