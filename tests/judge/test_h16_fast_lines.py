@@ -7,6 +7,12 @@ the check cost more than the code's own work and hid the difference between two 
 (Mbpp/644 on a list of words: a slice against a swap loop). Version 4's bytes depend on
 what is shared in memory, so the same value can come out as other bytes; the canonical
 version 2 bytes decide then. These tests run the real cost runner in the sandbox.
+
+A side also pays once a run what the baseline does not: its first output's line, made in
+full. With the few rounds a large output leads to, that cost hid the difference between
+the sides (Mbpp/766 on 32,768 items: 13.0 against 14.2 ms a call, where the work alone
+is about 1.2 against 2.1 ms). A second probe at more rounds now tells the work per round
+from the cost paid once, and the rounds grow past it (a scripted meter: the rule).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from prefjudge.judge.facts.efficiency_measure import CAP_S, ONCE_PROBE_FACTOR, _choose_rounds
 from prefjudge.judge.facts.efficiency_outputs import measured_outputs_problem
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits
@@ -91,3 +98,36 @@ def test_a_word_changed_in_a_later_call_is_caught(words_task, pool):
     problem = measured_outputs_problem(words_task, reference, chosen, outcome)
     assert problem is not None and problem.startswith(
         "measured outputs differ from the reference on 1 of 1 inputs"), problem
+
+
+class OnceMeter:
+    """A run's cost: start-up, a side's once-a-run cost, and its work per round (no noise)."""
+
+    def __init__(self, once: dict[str, float], per_round: dict[str, float]) -> None:
+        self.once, self.per_round = once, per_round
+        self.calls: list[tuple[str, int]] = []
+
+    def measure(self, side: str, rounds: int) -> float:
+        self.calls.append((side, rounds))
+        return 0.02 + self.once.get(side, 0.0) + self.per_round[side] * rounds
+
+
+def test_rounds_grow_past_a_cost_paid_once_a_run():
+    # Both sides pay 60 ms once (their first output's line made in full); A works 1 ms a
+    # round, B 2 ms. One round would measure 61 against 62 ms: the difference hidden.
+    meter = OnceMeter({"A": 0.06, "B": 0.06}, {"baseline": 1e-5, "A": 0.001, "B": 0.002})
+    rounds, probes = _choose_rounds(meter)
+    assert rounds >= 60  # A's work over the rounds is at least the once-a-run cost
+    assert 0.06 + 0.002 * rounds <= CAP_S  # B's run within its cap
+    assert [probe["rounds"] for probe in probes][-1] == ONCE_PROBE_FACTOR * probes[-2]["rounds"]
+    # Without a once-a-run cost the second probe leaves the rounds as they were chosen.
+    plain = OnceMeter({}, {"baseline": 1e-5, "A": 0.001, "B": 0.002})
+    chosen, _ = _choose_rounds(plain)
+    assert chosen in (30, 31)  # TARGET_S of A's work (30 ms), as before
+
+
+def test_a_side_whose_work_per_round_is_large_gets_no_second_probe():
+    meter = OnceMeter({}, {"baseline": 1e-5, "A": 0.3, "B": 0.4})
+    rounds, probes = _choose_rounds(meter)
+    assert rounds == 1
+    assert all(probe["rounds"] == 1 for probe in probes)

@@ -34,7 +34,11 @@ not published with the tasks), so one call costs microseconds, far below the few
 milliseconds a sandboxed run costs to start. Each run therefore executes the code afresh
 and calls it on the chosen inputs ``rounds`` times (``child/_pj_perf.py``), with
 ``rounds`` picked by probing both sides (outside-measured, too) so that the cheaper side's
-work takes about :data:`TARGET_S` and the dearer side's at most :data:`CAP_S`. The inputs
+work takes about :data:`TARGET_S` and the dearer side's at most :data:`CAP_S`. Where
+that is a few rounds, a second probe at more rounds tells each side's work per round from
+what it pays once a run (its first output's line, made in full: on a large output more
+than the code's own work), and the rounds grow until the work outweighs it
+(``efficiency_measure._beyond_once``). The inputs
 are the task's :data:`MAX_INPUTS` heaviest (by the reference solution's CPU time on each,
 then by size). A baseline run does everything but the code (start, copies of the inputs,
 loop, time limits, a line written per call); its median is subtracted, so that the costs

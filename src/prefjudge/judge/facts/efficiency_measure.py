@@ -38,6 +38,12 @@ PROBE_S = 0.02
 PROBE_FLOOR_S = 0.005
 MAX_PROBES = 6
 MAX_ROUNDS = 200_000
+ONCE_ROUNDS = 16
+"""Rounds at or below which a second probe (:data:`ONCE_PROBE_FACTOR` times the rounds)
+tells a side's cost paid once a run from its cost per round."""
+ONCE_PROBE_FACTOR = 4
+ONCE_SHARE = 1.0
+"""The most a side's once-a-run cost may be of the cheaper side's work over its rounds."""
 RETRY_ROUNDS = 4
 """How many times the rounds of a tie that noise alone explains are measured again with."""
 RETRY_CAP_S = 1.5
@@ -224,7 +230,43 @@ def _choose_rounds(meter: _Meter) -> tuple[int, list[dict[str, float]]]:
     target = max(TARGET_S, startup)
     chosen = min(math.ceil(target / min(per_round)),
                  math.floor(CAP_S / (max(per_round) + harness_per_round)))
-    return max(1, min(MAX_ROUNDS, chosen)), probes
+    chosen = max(1, min(MAX_ROUNDS, chosen))
+    if chosen <= ONCE_ROUNDS:
+        chosen = _beyond_once(meter, probes, probe, harness_per_round, chosen, target)
+    return chosen, probes
+
+
+def _beyond_once(meter: _Meter, probes: list[dict[str, float]], probe: dict[str, float],
+                 harness_per_round: float, chosen: int, target: float) -> int:
+    """The rounds, grown where a side's cost paid once a run hides its work per round.
+
+    A side pays some costs once a run beyond the baseline's (its first output's line made
+    in full, as a test run makes it: on a large output, more than the code's own work);
+    with few rounds they dilute the difference between the sides. A second probe at
+    :data:`ONCE_PROBE_FACTOR` times the last probe's rounds tells each side's cost per
+    round (the slope) from its once-a-run cost; the rounds grow until the cheaper side's
+    work is at least :data:`ONCE_SHARE` times the larger once-a-run cost (and
+    ``target``), the dearer side's run staying within :data:`CAP_S`.
+    """
+    first = probe["rounds"]
+    if max(probe[side] - probe["baseline"] for side in SIDES) * ONCE_PROBE_FACTOR > 2 * CAP_S:
+        return chosen  # the work per round is large already: another probe costs too much
+    more = ONCE_PROBE_FACTOR * int(first)
+    second = _probe(meter, more)
+    probes.append(second)
+    base = (probe["baseline"], second["baseline"])
+    per_round, once = [], []
+    for side in SIDES:
+        low = max(probe[side] - base[0], NET_FLOOR_S)
+        high = max(second[side] - base[1], NET_FLOOR_S)
+        slope = (high - low) / (more - first)
+        if slope <= 0:
+            return chosen  # noise larger than the work: the rounds stay as chosen
+        per_round.append(slope)
+        once.append(max(low - slope * first, 0.0))
+    wanted = math.ceil(max(target, ONCE_SHARE * max(once)) / min(per_round))
+    ceiling = math.floor((CAP_S - max(once)) / (max(per_round) + harness_per_round))
+    return max(chosen, min(MAX_ROUNDS, wanted, ceiling))
 
 
 # --- deciding --------------------------------------------------------------------------------
