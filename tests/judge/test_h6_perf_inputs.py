@@ -130,8 +130,10 @@ def test_a_character_stays_main_grows_one_argument_and_along_scales_indices_with
     # Mbpp/644 reverse_Array_Upto_K(arr, k): k grows with arr, so it stays inside it
     (along,) = variants("Mbpp/644", [[1, 2, 3, 4, 5, 6], 4], 8, "along")
     assert along == [[1, 2, 3, 4, 5, 6] * 8, 32]
-    assert strategies_for([[1, 2], 3]) == ("repeat", "fresh", "along")
-    assert strategies_for([[1, 2], "ab"]) == ("repeat", "fresh", "main")
+    assert strategies_for([[1, 2], 3]) == ("repeat", "fresh", "along", "shift")
+    assert strategies_for([[1, 2], "ab"]) == ("repeat", "fresh", "main", "shift")
+    assert strategies_for([["a", "b"], "ab"]) == ("repeat", "fresh", "main")
+    assert strategies_for([[[1, 2], [3, 4]]]) == ("repeat", "fresh")  # a matrix stays square
     assert strategies_for(["ab"]) == ("repeat", "fresh")
     assert strategies_for([7]) == ("near",)
 

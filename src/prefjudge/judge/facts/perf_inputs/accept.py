@@ -16,7 +16,8 @@ first step with no accepted candidate, and at :data:`MAX_STEPS` or
 The family chosen is the one whose reference cost at its largest accepted input is the
 highest per character of that input (the input whose cost grows most with scale, the
 sizes being capped alike); its accepted steps are the task's
-performance-exercising inputs (:class:`PerfInputs`). The best family of each other
+performance-exercising inputs (:class:`PerfInputs`); a ``shift`` family, whose values
+leave the seed's range, is chosen only where no other grows. The best family of each other
 strategy is kept beside it (:attr:`PerfInputs.alternates`, up to :data:`MAX_ALTERNATES`):
 the reference's cost cannot see what two responses do differently (an index that grows
 with its list makes an insert-at-front loop quadratic and leaves the reference as it
@@ -64,7 +65,7 @@ NEAR_SEEDS = 2
 """Seeds grown by ``near`` (each offers many candidates; the task's numbers lie close)."""
 MAX_ACCEPT_CPU_S = 6.0
 """The reference's CPU time, summed over every candidate of a task, past which it stops."""
-MAX_ALTERNATES = 3
+MAX_ALTERNATES = 4
 """Families of other strategies kept beside the chosen one (probed by the measurement)."""
 MEASURED_SCALES = 2
 SCALE_GAP = 2
@@ -357,6 +358,8 @@ def build_perf_inputs(task: Task, reference: ReferenceOutputs, run: Runner
                                   f.steps[-1].factor), reverse=True)
     if not grown:
         return None
+    # ``shift`` leaves the seed's range: probed beside the others, never chosen first
+    grown.sort(key=lambda family: family.strategy == "shift")
     best, *others = grown
     strategies = {best.strategy}
     alternates = []

@@ -172,8 +172,10 @@ def choose_family(task: Task, perf: PerfInputs, codes: dict[str, str | None],
     :data:`PROBE_WORK_S` of the reference's time, every output checked; the cheapest of
     :data:`PROBE_RUNS` runs, the baseline's subtracted). A family where
     one side fails and the other returns the reference's output separates them most; one
-    where both fail is left out. The first family (the reference's choice) is kept unless
-    another puts the sides :data:`SWITCH_RATIO` times further apart.
+    where both fail is left out, and so is a ``shift`` family where one side fails: its
+    values leave the seed's range, where a side may rightly answer otherwise. The first
+    family (the reference's choice) is kept unless another puts the sides
+    :data:`SWITCH_RATIO` times further apart.
 
     Raises:
         _Stop: The baseline, the sandbox or the reference failed (an ``error``).
@@ -191,6 +193,9 @@ def choose_family(task: Task, perf: PerfInputs, codes: dict[str, str | None],
                             run, limits) for slot, family in enumerate(families)]
     chosen, ratio = 0, probes[0]["ratio"] if probes[0] else 0.0
     for slot, probe in enumerate(probes[1:], 1):
+        if probe is not None and "fails" in probe and families[slot].strategy == "shift":
+            probe["ratio"], probe["fails"] = 0.0, f"{probe['fails']} fails outside the " \
+                "task's values (not counted)"
         if probe is not None and probe["ratio"] > SWITCH_RATIO * max(ratio, 1.0):
             chosen, ratio = slot, probe["ratio"]
     kept = [{**probe, "ratio": None if probe["ratio"] == math.inf else probe["ratio"]}
@@ -198,9 +203,13 @@ def choose_family(task: Task, perf: PerfInputs, codes: dict[str, str | None],
     return families[chosen], kept
 
 
+def _fails_text(fails: str) -> str:
+    return f"{fails} fails" if fails in SIDES else fails
+
+
 def _probes_text(probes: list[dict[str, Any]]) -> str:
     """The probes in words: ``; measured on ... of 3 probed: repeat of base #0 1.0x, ...``."""
-    said = ", ".join(f"{probe['family']} " + (f"{probe['fails']} fails" if "fails" in probe
+    said = ", ".join(f"{probe['family']} " + (_fails_text(probe['fails']) if "fails" in probe
                                               else f"{probe['ratio']:.1f}x")
                      for probe in probes)
     return f"; measured on the family that separates the sides most of {len(probes)} " \

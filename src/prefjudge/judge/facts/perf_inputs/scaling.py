@@ -21,6 +21,13 @@ still takes it:
   the containers by repetition and multiplies each integer next to them by the factor
   (an index or a count that scales with its container: reversing the first ``k``
   elements, splitting into ``n`` parts), so that the relations between them hold;
+- strategy ``shift`` tiles each list that holds integers with every copy's integers
+  (at any depth) moved past the seed's range (copy ``c`` adds ``c`` times the list's
+  span): the share of distinct values stays the seed's, where ``repeat`` keeps the seed's
+  values and ``fresh`` draws from their range, so that code whose cost grows with the
+  number of distinct values (a count per distinct value, a dict of sublists) is
+  exercised. Its values leave the seed's range, so a side that fails on them is not held
+  to it (:func:`~prefjudge.judge.facts.perf_inputs.measure.choose_family`);
 - **numbers** alone grow only where an input holds nothing else (strategy ``near``): each
   integer is multiplied by the factor, and :data:`NEAR_WINDOW` neighbours of the product
   are offered (``n*f``, ``n*f+1``, ...), among which acceptance keeps the one the
@@ -39,7 +46,7 @@ import math
 import random
 from typing import Any
 
-STRATEGIES = ("repeat", "fresh", "main", "along", "near")
+STRATEGIES = ("repeat", "fresh", "main", "along", "shift", "near")
 NEAR_WINDOW = 16
 """Neighbours of a scaled number offered for acceptance to choose among."""
 ATOM_TYPES = (int, float, str, bool, type(None))
@@ -78,7 +85,8 @@ def strategies_for(inp: list[Any]) -> tuple[str, ...]:
         main = ("main",) if sum(1 for arg in inp if isinstance(arg, (list, dict, str))) > 1 \
             else ()
         along = ("along",) if any(_scalable_int(arg) for arg in inp) else ()
-        return ("repeat", "fresh", *main, *along)
+        shift = ("shift",) if any(_shiftable(arg) for arg in inp) else ()
+        return ("repeat", "fresh", *main, *along, *shift)
     if any(_scalable_int(arg) for arg in inp):
         return ("near",)
     return ()
@@ -125,6 +133,36 @@ def _grow_matrix(rows: list[list[Any]], factor: int, strategy: str,
     drawn = _fresh_atoms(cells, width * height, rng) if len(set(map(repr, cells))) > 1 \
         else cells[:1] * (width * height)
     return [drawn[row * width:(row + 1) * width] for row in range(height)]
+
+
+def _ints_in(value: Any) -> list[int]:
+    """Every integer in ``value`` (lists at any depth; booleans are not integers here)."""
+    if _is_int(value):
+        return [value]
+    if isinstance(value, list):
+        return [number for item in value for number in _ints_in(item)]
+    return []
+
+
+def _shiftable(arg: Any) -> bool:
+    """Whether ``shift`` grows ``arg``: a list holding integers, not a matrix (kept square)."""
+    return isinstance(arg, list) and not is_matrix(arg) and bool(_ints_in(arg))
+
+
+def _moved(value: Any, offset: int) -> Any:
+    """``value`` with every integer in it (lists at any depth) moved by ``offset``."""
+    if _is_int(value):
+        return value + offset
+    if isinstance(value, list):
+        return [_moved(item, offset) for item in value]
+    return json.loads(json.dumps(value))
+
+
+def _shifted(value: list[Any], factor: int) -> list[Any]:
+    """``factor`` copies of ``value``, copy ``c``'s integers moved by ``c`` spans."""
+    numbers = _ints_in(value)
+    span = max(numbers) - min(numbers) + 1
+    return [item for copy in range(factor) for item in _moved(value, copy * span)]
 
 
 def _grow_dict(mapping: dict[str, Any], factor: int) -> dict[str, Any]:
@@ -196,11 +234,13 @@ def variants(task_id: str, inp: list[Any], factor: int, strategy: str) -> list[l
     for arg in inp:
         if strategy == "along" and _scalable_int(arg):
             grown.append(arg * factor)
+        elif strategy == "shift" and _shiftable(arg):
+            grown.append(_shifted(arg, factor))
         elif kept and isinstance(arg, str) and len(arg) <= 1:
             grown.append(arg)  # a character next to other arguments
         else:
-            grown.append(grow_value(arg, factor, "repeat" if strategy == "along" else
-                                    strategy, rng))
+            grown.append(grow_value(arg, factor, "repeat" if strategy in ("along", "shift")
+                                    else strategy, rng))
     return [grown]
 
 

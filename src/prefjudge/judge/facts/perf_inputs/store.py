@@ -34,7 +34,7 @@ from prefjudge.sandbox.references import reference_key, store_dir
 
 log = logging.getLogger(__name__)
 
-PERF_VERSION = 4
+PERF_VERSION = 5
 """The format and the rules that made the inputs; bumped when either changes."""
 _MISSING = object()
 Loader = Callable[[Task, Any], "PerfInputs | None"]
