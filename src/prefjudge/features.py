@@ -34,9 +34,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 FEATURE_NAMES: tuple[str, ...] = ("token_len", "header_count", "list_count", "bold_count")
 """The style features of one response, in arena-hard-auto's order."""
@@ -142,6 +143,8 @@ def tokenizer_for(model: str | None) -> TokenCounter:
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # the parser is imported when a text is first counted
+
     return MarkdownIt("commonmark")
 
 

@@ -5,13 +5,20 @@ backends' clients, the record models) keeps its names importable as before
 (``from prefjudge.sandbox import run_one``) while importing the package stays cheap: its
 module ``__getattr__`` is :func:`lazy_getattr`'s, which imports a name's home module the
 first time the name is asked for and keeps the value in the package from then on.
+
+:func:`heavy_imports` holds the cyclic garbage collector off while a command's modules
+and its model client (``openai``: thousands of classes) are imported, so that the
+collector does not scan the growing heap again and again while nothing is garbage; in
+the command line's own process (:func:`own_process`) it then freezes what they made.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -37,3 +44,45 @@ def lazy_getattr(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]
 
     __getattr__.__doc__ = f"A name of {package}, imported from its module on first use."
     return __getattr__
+
+
+_START_UP = {"freeze": False}
+"""Whether :func:`heavy_imports` freezes what it imported (set by :func:`own_process`)."""
+
+
+def own_process() -> None:
+    """Say that this process is prefjudge's own (the command line run as a program).
+
+    From then on :func:`heavy_imports` also freezes (``gc.freeze``) the objects made so
+    far: the collector, including the one at interpreter exit, no longer scans the
+    modules and classes start-up made. Only the command line's own process says so: in
+    a process of someone else's (a test runner, a notebook) nothing is frozen.
+    """
+    _START_UP["freeze"] = True
+
+
+@contextmanager
+def heavy_imports(*modules: str) -> Iterator[None]:
+    """Hold the cyclic garbage collector off for a block of imports, then turn it back on.
+
+    Imports make long-lived objects (modules, classes, functions), not garbage: a full
+    collection during them scans the whole heap and frees nothing, and the more modules
+    are loaded the more often one runs. Reference counting still frees everything as
+    usual; cycles made in the block are left to the collections after it. In the
+    command line's own process (:func:`own_process`) what exists at the block's end is
+    frozen: later collections skip it.
+
+    Args:
+        modules: The modules the block imports: when all are loaded already, the block
+            runs as it is (nothing held off, nothing frozen).
+    """
+    if not gc.isenabled() or (modules and all(name in sys.modules for name in modules)):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if _START_UP["freeze"]:
+            gc.freeze()
+        gc.enable()

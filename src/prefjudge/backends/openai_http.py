@@ -98,6 +98,7 @@ from prefjudge.backends.replies import (
     parse_retry_after,
 )
 from prefjudge.backends.session import Session, T, Work, run_sync, within
+from prefjudge.lazy import heavy_imports
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -176,7 +177,8 @@ class OpenAIBackend(BackendBase):
             model_id=model_id or model, cache=cache, max_output_retries=max_output_retries
         )
         try:
-            import openai  # noqa: F401
+            with heavy_imports("openai"):
+                import openai  # noqa: F401
         except ImportError as exc:
             raise BackendError(
                 "the openai backend needs the `openai` package: pip install 'prefjudge[backends]'"

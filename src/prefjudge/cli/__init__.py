@@ -33,6 +33,19 @@ class PrefjudgeGroup(click.Group):
     :data:`prefjudge.cli.commands.COMMAND_SUMMARIES`.
     """
 
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        """Run the command line; run as a program (``args`` None: ``sys.argv``), owning the process.
+
+        In its own process the modules start-up imports are frozen out of the garbage
+        collector's scans (:func:`prefjudge.lazy.own_process`); called with ``args`` (a
+        test runner's ``CliRunner``), the caller's process is left as it is.
+        """
+        if args is None:
+            from prefjudge.lazy import own_process
+
+            own_process()
+        return super().main(args, *rest, **kwargs)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command name, loaded or not, sorted."""
         from prefjudge.cli.commands import COMMAND_MODULES
@@ -64,8 +77,10 @@ class PrefjudgeGroup(click.Group):
         """The command ``cmd_name``, importing its module on first use."""
         if cmd_name not in self.commands:
             from prefjudge.cli.commands import load_command
+            from prefjudge.lazy import heavy_imports
 
-            load_command(cmd_name)
+            with heavy_imports():
+                load_command(cmd_name)
         return self.commands.get(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -42,8 +42,15 @@ class ConsoleReporter:
 
     @contextmanager
     def progress(self, description: str, total: int | None) -> Iterator[Advance]:
-        """A transient progress bar on stderr (none when there is nothing to do, or no terminal)."""
-        progress = progress_bars(self.console, disable=total == 0 or not self.console.is_terminal)
+        """A transient progress bar on stderr (none when there is nothing to do, or no terminal).
+
+        With none to draw, no rich ``Progress`` is made at all (a disabled one draws
+        nothing either): a run whose stderr is a file or pipe does not import it.
+        """
+        if total == 0 or not self.console.is_terminal:
+            yield lambda n: None
+            return
+        progress = progress_bars(self.console)
         task = progress.add_task(escape(display_name(description)), total=total)
         with progress:
             yield lambda n: progress.advance(task, n)

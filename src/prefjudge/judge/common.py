@@ -13,10 +13,11 @@ from prefjudge.judge.methods import CallsBound
 from prefjudge.judge.methods import MethodTraits as MethodTraits  # its old home
 from prefjudge.judge.prompts import fence, load_template
 from prefjudge.judge.schemas import keyed_items
-from prefjudge.records import Criterion, Pair, Side, Task, Usage, Verdict
+from prefjudge.records import Criterion, Pair, Side, Usage, Verdict
 
-if TYPE_CHECKING:  # a field's type only: guidance's models load with --guidance
+if TYPE_CHECKING:  # fields' types only: guidance's models load with --guidance
     from prefjudge.judge.guidance import Guidance
+    from prefjudge.records import Task
 
 OnResult = Callable[[Result], None]
 ORDERS = (("forward", False), ("swapped", True))

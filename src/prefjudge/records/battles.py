@@ -1,4 +1,8 @@
-"""Battles and ratings: what ``judge`` hands ``rank``, and what ``rank`` writes."""
+"""Battles and ratings: what ``judge`` hands ``rank``, and what ``rank`` writes.
+
+:class:`Battle` builds its validator on first use (``defer_build``): ``judge``, which
+imports it with the verdicts, builds it only when a verdict is made a battle.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ class Battle(BaseModel):
         category: A grouping for per-category leaderboards (``rank --by``).
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     model_a: ModelName = Field(pattern=r"\S")
     model_b: ModelName = Field(pattern=r"\S")

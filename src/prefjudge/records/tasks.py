@@ -1,6 +1,8 @@
 """Task records: a benchmark task, the instruction taxonomy, and augmented tasks.
 
 An augmented task carries the instructions chosen for it (``augment`` → ``generate``).
+The models build their validators on first use (``defer_build``): a command that imports
+them and reads no task (``judge PAIRS``) does not pay for building them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class ParamSpec(BaseModel):
         valid_max: Largest value a generation may ask for (default ``max``).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     type: Literal["int", "choice"]
@@ -64,7 +66,7 @@ class VerifierSpec(BaseModel):
             default (reference) verifier; see :meth:`for_profile`.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["ruff", "python"]
     select: list[str] = Field(default_factory=list)
@@ -90,7 +92,7 @@ class VerifierSpec(BaseModel):
 class InstructionSpec(BaseModel):
     """One verifiable, non-functional code instruction of the VeriCode taxonomy."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     category: Literal["style", "logic", "documentation", "error_handling", "library"]
@@ -106,7 +108,7 @@ class InstructionSpec(BaseModel):
 class InstructionRef(BaseModel):
     """An instruction attached to a task: its id and concrete parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -114,6 +116,8 @@ class InstructionRef(BaseModel):
 
 class StdioCase(BaseModel):
     """One stdin/stdout test case (LiveCodeBench style)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     input: str
     output: str
@@ -138,7 +142,7 @@ class Task(BaseModel):
         metadata: Anything else the benchmark carries.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     task_id: str
     prompt: str = ""
@@ -168,7 +172,7 @@ class AugmentStats(BaseModel):
         param_repaired: Assignments repaired because they were invalid.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     k: int | None = Field(default=None, ge=0, le=MOST_PER_TASK)
     param_assignments: int = Field(default=0, ge=0, le=MOST_PER_TASK)

@@ -439,13 +439,19 @@ class _Scoring:
         batch: list[Scored] = []
         for (key, gen), results, func, turns in zip(chunk, checks, funcs, turn_items,
                                                     strict=True):
-            if generation_failed(gen):  # an error of its own: no checks, no tests, no rate
+            failed = generation_failed(gen)  # an error of its own: no checks, no tests, no rate
+            item = ready.pop(key, None) if ready else None  # made ahead: as made
+            if item is not None:
+                if turns and not failed:  # its turns' checks are passed over all the same
+                    for _ in turns:
+                        next(turn_checks)
+            elif failed:
                 item = Scored(key, gen, [], None, None, None, None, meta)
             else:
                 if_instruction, if_task = summarise_statuses(checks_statuses(results))
                 item = Scored(key, gen, results, if_instruction, if_task, func,
                               [next(turn_checks) for _ in turns] if turns else None, meta)
-            batch.append(ready.pop(key, item) if ready else item)  # made ahead: as made
+            batch.append(item)
             if tested:  # each sample as soon as its tests end
                 yield batch
                 batch = []

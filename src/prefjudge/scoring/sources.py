@@ -72,10 +72,9 @@ import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefjudge.live_views import LiveSequence
-from prefjudge.records import Task
 from prefjudge.scoring.hub import (
     HUB_PROBE_TIMEOUT_S,
     HUB_REPO_PART_MAX,
@@ -103,8 +102,12 @@ from prefjudge.scoring.source_types import (
     UnknownSourceError,
     hub_label,
 )
-from prefjudge.scoring.task_formats import task_hub_datasets
-from prefjudge.scoring.tasks import tasks_from_fetched, tasks_from_records
+
+if TYPE_CHECKING:
+    from prefjudge.records import Task
+
+# The task formats and converters (and the task records they build) are imported where
+# tasks are read: resolving and fetching a local pairs file (``judge PAIRS``) needs neither.
 
 __all__ = [
     "HUB_INSTALL_HINT",
@@ -174,6 +177,8 @@ def hub_sources(kind: Kind | None = None) -> tuple[HubDataset, ...]:
     Args:
         kind: Only ``tasks`` or ``pairs`` datasets (all for None).
     """
+    from prefjudge.scoring.task_formats import task_hub_datasets
+
     return tuple(
         entry
         for entry in (*task_hub_datasets(), *PAIR_HUB_SOURCES)
@@ -207,6 +212,8 @@ def load_hub(name: str, split: str = "test", **kwargs: Any) -> dict[str, Task]:
             the load fails.
         InputError: When records cannot be converted (with row numbers).
     """
+    from prefjudge.scoring.tasks import tasks_from_records
+
     try:
         remote = remote_dataset_path(name)
     except SourceError as exc:
@@ -410,6 +417,8 @@ def open_task_source(
         SourceError: See :func:`load_task_source`.
         InputError: See :func:`load_task_source`.
     """
+    from prefjudge.scoring.tasks import tasks_from_fetched
+
     target = resolve_source(source, "tasks", limit)
     fetched = fetch_source(target, split=split, subset=subset, limit=limit, **hub_kwargs)
     return tasks_from_fetched(fetched, limit), fetched.origin
