@@ -17,7 +17,9 @@ The family chosen is the one whose reference cost at its largest accepted input 
 highest per character of that input (the input whose cost grows most with scale, the
 sizes being capped alike); its accepted steps are the task's
 performance-exercising inputs (:class:`PerfInputs`); a ``shift`` family, whose values
-leave the seed's range, is chosen only where no other grows. The best family of each other
+leave the seed's range, is chosen only where no other grows; where none grows at all (a
+contract that fixes a list's length), the ``inner`` families of the same seeds are tried
+(what the lists hold grows). The best family of each other
 strategy is kept beside it (:attr:`PerfInputs.alternates`, up to :data:`MAX_ALTERNATES`):
 the reference's cost cannot see what two responses do differently (an index that grows
 with its list makes an insert-at-front loop quadratic and leaves the reference as it
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefjudge.judge.facts.perf_inputs.scaling import (
+    inner_strategies,
     input_digest,
     is_matrix,
     strategies_for,
@@ -343,19 +346,16 @@ def build_perf_inputs(task: Task, reference: ReferenceOutputs, run: Runner
         The chosen family's inputs, or None when no family grows past its seed.
     """
     code = with_contract(task)
+    seeds = _seeds(task, reference)
     families = [_Family((name, index), inp, strategy)
-                for name, index, inp in _seeds(task, reference)
-                for strategy in strategies_for(inp)]
+                for name, index, inp in seeds for strategy in strategies_for(inp)]
     near = [family for family in families if family.strategy == "near"]
-    families = [f for f in families if f.strategy != "near"] + near[:NEAR_SEEDS]
-    spent = 0.0
-    for step in range(MAX_STEPS + 1):
-        if not any(family.live for family in families) or spent > MAX_ACCEPT_CPU_S:
-            break
-        spent += _step(task, code, families, LADDER_BASE ** step, run)
-    grown = sorted((family for family in families if _grows(family)),
-                   key=lambda f: (f.steps[-1].ref_cpu_s / len(json.dumps(f.inputs[-1])),
-                                  f.steps[-1].factor), reverse=True)
+    grown = _climb(task, code, [f for f in families if f.strategy != "near"] +
+                   near[:NEAR_SEEDS], run)
+    if not grown:  # the task's contract may fix a list's length: grow what it holds
+        grown = _climb(task, code, [_Family((name, index), inp, strategy)
+                                    for name, index, inp in seeds
+                                    for strategy in inner_strategies(inp)], run)
     if not grown:
         return None
     # ``shift`` leaves the seed's range: probed beside the others, never chosen first
@@ -368,6 +368,18 @@ def build_perf_inputs(task: Task, reference: ReferenceOutputs, run: Runner
             strategies.add(family.strategy)
             alternates.append(_perf_of(task, family))
     return replace(_perf_of(task, best), alternates=tuple(alternates))
+
+
+def _climb(task: Task, code: str, families: list[_Family], run: Runner) -> list[_Family]:
+    """Grow ``families`` up the ladder; those that grew, dearest per character first."""
+    spent = 0.0
+    for step in range(MAX_STEPS + 1):
+        if not any(family.live for family in families) or spent > MAX_ACCEPT_CPU_S:
+            break
+        spent += _step(task, code, families, LADDER_BASE ** step, run)
+    return sorted((family for family in families if _grows(family)),
+                  key=lambda f: (f.steps[-1].ref_cpu_s / len(json.dumps(f.inputs[-1])),
+                                 f.steps[-1].factor), reverse=True)
 
 
 def _grows(family: _Family) -> bool:

@@ -28,6 +28,10 @@ still takes it:
   number of distinct values (a count per distinct value, a dict of sublists) is
   exercised. Its values leave the seed's range, so a side that fails on them is not held
   to it (:func:`~prefjudge.judge.facts.perf_inputs.measure.choose_family`);
+- strategy ``inner`` grows what a list holds (each string repeated, each list tiled) and
+  keeps the list's length: a pair of strings stays a pair (HumanEval/119's two strings of
+  parentheses, whose contract refuses a third). It is tried only for a task where no
+  other family grows (:func:`~prefjudge.judge.facts.perf_inputs.accept.build_perf_inputs`);
 - **numbers** alone grow only where an input holds nothing else (strategy ``near``): each
   integer is multiplied by the factor, and :data:`NEAR_WINDOW` neighbours of the product
   are offered (``n*f``, ``n*f+1``, ...), among which acceptance keeps the one the
@@ -46,7 +50,7 @@ import math
 import random
 from typing import Any
 
-STRATEGIES = ("repeat", "fresh", "main", "along", "shift", "near")
+STRATEGIES = ("repeat", "fresh", "main", "along", "shift", "near", "inner")
 NEAR_WINDOW = 16
 """Neighbours of a scaled number offered for acceptance to choose among."""
 ATOM_TYPES = (int, float, str, bool, type(None))
@@ -144,6 +148,19 @@ def _ints_in(value: Any) -> list[int]:
     return []
 
 
+def inner_strategies(inp: list[Any]) -> tuple[str, ...]:
+    """``("inner",)`` where a list argument holds strings or lists to grow, else ``()``."""
+    return ("inner",) if any(isinstance(arg, list) and arg and any(
+        isinstance(item, (str, list)) and item for item in arg) for arg in inp) else ()
+
+
+def _grown_inside(value: list[Any], factor: int) -> list[Any]:
+    """``value`` with each string repeated and each list tiled ``factor``-fold, its length kept."""
+    return [item * factor if isinstance(item, str) else
+            json.loads(json.dumps(item * factor)) if isinstance(item, list) else
+            json.loads(json.dumps(item)) for item in value]
+
+
 def _shiftable(arg: Any) -> bool:
     """Whether ``shift`` grows ``arg``: a list holding integers, not a matrix (kept square)."""
     return isinstance(arg, list) and not is_matrix(arg) and bool(_ints_in(arg))
@@ -234,6 +251,9 @@ def variants(task_id: str, inp: list[Any], factor: int, strategy: str) -> list[l
     for arg in inp:
         if strategy == "along" and _scalable_int(arg):
             grown.append(arg * factor)
+        elif strategy == "inner":
+            grown.append(_grown_inside(arg, factor) if isinstance(arg, list) else
+                         json.loads(json.dumps(arg)))
         elif strategy == "shift" and _shiftable(arg):
             grown.append(_shifted(arg, factor))
         elif kept and isinstance(arg, str) and len(arg) <= 1:

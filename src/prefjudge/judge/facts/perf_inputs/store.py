@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 
 PERF_VERSION = 5
 """The format and the rules that made the inputs; bumped when either changes."""
+NONE_RULES = 2
+"""The rules for a task none of whose families grows (2: ``inner`` tried too). A task kept
+with no inputs under older rules is tried again; tasks with inputs are kept as they are,
+since the rules for them did not change."""
 _MISSING = object()
 Loader = Callable[[Task, Any], "PerfInputs | None"]
 
@@ -90,7 +94,7 @@ class PerfInputStore:
         if not isinstance(entry, dict) or entry.get("key") != key:
             return _MISSING
         if entry.get("recipe") is None:
-            return None
+            return None if entry.get("none_rules", 1) >= NONE_RULES else _MISSING
         found = load(task, entry["recipe"])
         if found is None:
             log.warning("kept perf inputs of %s do not come back from their recipe; "
@@ -108,6 +112,8 @@ class PerfInputStore:
             tasks = _read(path)
             tasks[task.task_id] = {"key": key,
                                    "recipe": None if found is None else found.recipe()}
+            if found is None:
+                tasks[task.task_id]["none_rules"] = NONE_RULES
             atomic_write(path, json.dumps({"version": PERF_VERSION, "harness": harness_digest(),
                                            "tasks": tasks}, sort_keys=True, indent=1))
         except OSError as exc:
