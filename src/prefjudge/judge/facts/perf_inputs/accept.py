@@ -8,10 +8,12 @@ reference's CPU time) is grown by each strategy that fits it
 at the top of its body, runs in the sandbox on every family's candidates at once, twice.
 A candidate is accepted where the reference returns (the contract holds: an input outside
 the task's domain raises there), its CPU time per call stays within
-:data:`REF_BUDGET_S`, and the two runs give the same output. Of a step's candidates of
-one family the one the reference works hardest on is kept. A family stops growing at its
-first step with no accepted candidate, and at :data:`MAX_STEPS` or
-:data:`MAX_INPUT_CHARS`.
+:data:`REF_BUDGET_S` in both runs, and the two runs give the same output. Of a step's
+candidates of one family (``near`` offers several) the one the reference works hardest on
+is kept, read from the cheaper of its two runs: other work on the machine only adds time,
+and a spike on one run must not pass a composite number for the prime beside it. A
+family stops growing at its first step with no accepted candidate, and at
+:data:`MAX_STEPS` or :data:`MAX_INPUT_CHARS`.
 
 The family chosen is the one whose reference cost at its largest accepted input is the
 highest per character of that input (the input whose cost grows most with scale, the
@@ -310,23 +312,25 @@ def _step(task: Task, code: str, families: list[_Family], factor: int, run: Runn
     kept = [slot for slot, line in enumerate(first) if line is not None]
     again = run_reference(task, code, [batch[slot][2] for slot in kept], run)
     spent = sum(float(line["cpu"]) for line in [*first, *again] if line is not None)
-    best: dict[int, tuple[float, int]] = {}
+    best: dict[int, tuple[float, int, float]] = {}
     over: set[int] = set()
     for slot, line in zip(kept, again, strict=True):
         one = first[slot]
         if line is None or one is None or line_output(line) != line_output(one):
             continue
         family = batch[slot][0]
-        cpu = max(float(one["cpu"]), float(line["cpu"]))
-        if cpu > REF_BUDGET_S:
+        times = (float(one["cpu"]), float(line["cpu"]))
+        # the budget holds the dearer run; the hardest candidate is read from the cheaper
+        # (other work on the machine only ever adds time to a run)
+        if max(times) > REF_BUDGET_S:
             over.add(id(family))
-        elif cpu > best.get(id(family), (-1.0, 0))[0]:
-            best[id(family)] = (cpu, slot)
+        elif min(times) > best.get(id(family), (-1.0, 0, 0.0))[0]:
+            best[id(family)] = (min(times), slot, max(times))
     for family in {id(f): f for f, *_ in batch}.values():
         if id(family) in over or id(family) not in best:
             family.live = False
             continue
-        cpu, slot = best[id(family)]
+        _, slot, cpu = best[id(family)]
         _, number, inp = batch[slot]
         family.steps.append(Step(factor, number, cpu, input_digest(inp)))
         family.inputs.append(inp)
