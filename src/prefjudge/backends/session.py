@@ -54,7 +54,9 @@ class Session:
         if os.getpid() != self._pid or not self._lock.acquire(blocking=False):
             return None
         try:
-            return (off_running_loop(lambda: self._runner.run(self._with_clients(work))),)
+            return (off_running_loop(
+                lambda: ctrl_c_as_interrupt(lambda: self._runner.run(self._with_clients(work)))
+            ),)
         finally:
             self._lock.release()
 
@@ -107,6 +109,30 @@ async def within(seconds: float, awaitable: Awaitable[T]) -> T:
 
 def run_sync(coroutine: Any) -> Any:
     """Run a coroutine to completion, also from code that already runs an event loop."""
-    return off_running_loop(lambda: asyncio.run(coroutine))
+    return off_running_loop(lambda: ctrl_c_as_interrupt(lambda: asyncio.run(coroutine)))
+
+
+def ctrl_c_as_interrupt(run_loop: Callable[[], T]) -> T:
+    """Run an event loop's call so that a Ctrl-C always ends it as :class:`KeyboardInterrupt`.
+
+    ``asyncio.Runner.run`` (and ``asyncio.run``) installs its Ctrl-C handler and only then
+    sets its count of interrupts to zero: a SIGINT handled in between cancels the main
+    task but is no longer counted, so the run ends with a bare ``CancelledError`` and the
+    command with a traceback instead of "interrupted, resume with ...". Only that handler
+    cancels the main task of a loop run here (prefjudge's coroutines never cancel their
+    caller), so in the main thread a ``CancelledError`` out of the call is that Ctrl-C.
+
+    Args:
+        run_loop: Runs the loop to completion (``runner.run(...)``, ``asyncio.run(...)``).
+
+    Returns:
+        What ``run_loop`` returns.
+    """
+    try:
+        return run_loop()
+    except asyncio.CancelledError:
+        if threading.current_thread() is not threading.main_thread():
+            raise
+        raise KeyboardInterrupt from None
 
 
