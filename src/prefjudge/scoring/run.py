@@ -415,7 +415,6 @@ class _Run:
     def summarise(self, rows: list[tuple], new: int, resumed: int) -> ScoreOutcome:
         """Report the per-model table, write the summary files and the exports."""
         from prefjudge.io import summary_path
-        from prefjudge.scoring.export import ExportSettings, export_scores
         from prefjudge.scoring.verify import ruff_version
 
         settings, reporter, inputs = self.settings, self.reporter, self.inputs
@@ -439,9 +438,7 @@ class _Run:
                 "some checks or test runs ended in error: they are counted apart, "
                 "not as failures — see the 'reason'/'detail' fields."
             )
-        exported = [path for target in settings.exports for path in export_scores(
-            ExportSettings(settings.output, target, inputs.tasks, inputs.paths,
-                           generations=settings.source), reporter).files]
+        exported = self._export() if settings.exports else []
         return ScoreOutcome(
             output=settings.output, records=len(rows), scored=new, resumed=resumed,
             skipped=len(inputs.job.skipped), tests=self.tests_on, tasks=inputs.origin,
@@ -450,6 +447,15 @@ class _Run:
             check_errors=written.check_errors, test_errors=written.test_errors,
             exported=tuple(exported), summary=written.document,
         )
+
+    def _export(self) -> list[Path]:
+        """Write the ``--export`` files (the exporters imported only when asked for)."""
+        from prefjudge.scoring.export import ExportSettings, export_scores
+
+        settings, inputs = self.settings, self.inputs
+        return [path for target in settings.exports for path in export_scores(
+            ExportSettings(settings.output, target, inputs.tasks, inputs.paths,
+                           generations=settings.source), self.reporter).files]
 
 
 def early_verifier(settings: ScoreSettings, *, tests: bool | None = None) -> VerifyProcess | None:
