@@ -232,7 +232,11 @@ def test_magic_square_the_side_that_returns_on_non_square_matrices_does_not_win(
     decision = compare_efficiency(task, pair.response_a, pair.response_b, plan=plan,
                                   limits=LIMITS, runner=pool.run, check_correct=False,
                                   scaled=True)
-    assert decision.outcome == "B", decision.fact
+    # The issue's case: A, returning at once on the tests' non-square matrices, must not
+    # win. On square ones the two sides are close (B 1.1-1.2x cheaper on the families
+    # grown): quiet runs decide B, a heavily loaded machine may call it a tie.
+    assert decision.outcome in ("B", "tie"), decision.fact
+    assert "1,354" not in decision.fact and "per call, x" in decision.fact
     detail = decision.to_fact().detail
     assert detail["perf_inputs"]["factors"][-1] >= 16
     seed_set, seed_index = detail["perf_inputs"]["seed"].split(" #")
