@@ -20,14 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pj_cost_runs import measured_and_checked
 
 from prefjudge.judge.facts.efficiency_measure import CAP_S, ONCE_PROBE_FACTOR, _choose_rounds
-from prefjudge.judge.facts.efficiency_outputs import measured_outputs_problem
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits
-from prefjudge.sandbox.adapters import perf_payload
-from prefjudge.sandbox.compare import ReferenceOutputs
-from prefjudge.sandbox.references import reference_outputs
 from prefjudge.scoring.tasks import load_tasks
 
 LIMITS = SandboxLimits(timeout_s=60.0, cpu_s=60)
@@ -70,32 +67,19 @@ def words_task(shared_data: Path) -> Task:
     return task.model_copy(update={"base_inputs": [], "plus_inputs": [[WORDS, 6_000]]})
 
 
-def measured(task: Task, code: str, run, rounds: int = 6):
-    payload = perf_payload(task, code, task.plus_inputs, rounds)
-    payload.update(input_sets=["plus"])
-    outcome = run(payload, LIMITS)
-    assert outcome.result is not None and outcome.result["status"] == "ran", outcome.result
-    return outcome
-
-
 @pytest.mark.shared_data
 def test_the_same_words_laid_out_otherwise_are_one_line_and_right(words_task, pool):
-    reference = reference_outputs(words_task, LIMITS.time_doubled(), pool.run)
-    assert isinstance(reference, ReferenceOutputs), reference
-    chosen = [("plus", 0, words_task.plus_inputs[0])]
-    outcome = measured(words_task, LAID_OUT_OTHERWISE, pool.run)
+    outcome, problem = measured_and_checked(words_task, LAID_OUT_OTHERWISE, pool.run, LIMITS,
+                                            rounds=6)
     assert outcome.result["outputs_lines"] == "1"  # the canonical bytes found them equal
-    assert measured_outputs_problem(words_task, reference, chosen, outcome) is None
+    assert problem is None
 
 
 @pytest.mark.shared_data
 def test_a_word_changed_in_a_later_call_is_caught(words_task, pool):
-    reference = reference_outputs(words_task, LIMITS.time_doubled(), pool.run)
-    assert isinstance(reference, ReferenceOutputs), reference
-    chosen = [("plus", 0, words_task.plus_inputs[0])]
-    outcome = measured(words_task, A_WORD_OFF_LATER, pool.run)
+    outcome, problem = measured_and_checked(words_task, A_WORD_OFF_LATER, pool.run, LIMITS,
+                                            rounds=6)
     assert outcome.result["outputs_lines"] == "2"  # the changed output got its own line
-    problem = measured_outputs_problem(words_task, reference, chosen, outcome)
     assert problem is not None and problem.startswith(
         "measured outputs differ from the reference on 1 of 1 inputs"), problem
 

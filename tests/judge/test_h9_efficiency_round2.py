@@ -22,15 +22,13 @@ import re
 from pathlib import Path
 
 import pytest
+from pj_cost_runs import measured_and_checked
 
 from prefjudge.judge.facts.efficiency import compare_efficiency
 from prefjudge.judge.facts.efficiency_measure import RETRY_ROUNDS, decide, measure_and_decide
-from prefjudge.judge.facts.efficiency_outputs import measured_outputs_problem
 from prefjudge.judge.pairs.formats import load_codeprefbench
 from prefjudge.records import Task
 from prefjudge.sandbox import SandboxLimits, run_one
-from prefjudge.sandbox.adapters import perf_payload
-from prefjudge.sandbox.compare import ReferenceOutputs
 from prefjudge.sandbox.references import reference_outputs
 from prefjudge.scoring.tasks import load_tasks
 
@@ -69,26 +67,15 @@ def big_task(tasks: dict[str, Task]) -> Task:
                                                 "plus_inputs": [[BIG, 20_000]]})
 
 
-def measured(task: Task, code: str | None, run, rounds: int = 5):
-    payload = perf_payload(task, code, task.plus_inputs, rounds)
-    payload.update(input_sets=["plus"])
-    outcome = run(payload, LIMITS)
-    assert outcome.result is not None and outcome.result["status"] == "ran", outcome.result
-    return outcome
-
-
 @pytest.mark.shared_data
 def test_a_large_output_seen_again_is_still_checked_on_every_call(tasks, pool):
     task = big_task(tasks)
-    reference = reference_outputs(task, LIMITS.time_doubled(), pool.run)
-    assert isinstance(reference, ReferenceOutputs), reference
-    chosen = [("plus", 0, task.plus_inputs[0])]
-    honest = measured(task, REVERSE_SLICE, pool.run)
+    honest, problem = measured_and_checked(task, REVERSE_SLICE, pool.run, LIMITS, rounds=5)
     assert honest.result["outputs_lines"] == "1"  # the same line every round
-    assert measured_outputs_problem(task, reference, chosen, honest) is None
-    changed = measured(task, REVERSE_CHANGED_LATER, pool.run)
+    assert problem is None
+    changed, problem = measured_and_checked(task, REVERSE_CHANGED_LATER, pool.run, LIMITS,
+                                            rounds=5)
     assert changed.result["outputs_lines"] == "2"  # the changed output got its own line
-    problem = measured_outputs_problem(task, reference, chosen, changed)
     assert problem is not None and problem.startswith(
         "measured outputs differ from the reference on 1 of 1 inputs"), problem
 
