@@ -293,6 +293,7 @@ def _secs(value: float | None) -> str:
 
 def main() -> None:
     args = parse_args()
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # its pairs log is written as it goes
     tasks = load_task_index(DATA / "benchmarks" / "evalplus")
     chosen = SETS if args.set == "both" else (args.set,)
     results = []

@@ -54,6 +54,31 @@ def response_code(pair: Pair, side: Literal["A", "B"]) -> str:
     return code_of(response, is_code=pair.is_code(side))
 
 
+RAN_OUT = {"RecursionError": "recursion"}
+"""Exceptions that end a failing run because it ran out of one of Python's limits, not
+because it answered wrong, by the limit's name: a recursion deeper than the interpreter's
+limit (a recursive ``factorial(1000)``). The efficiency rule reads it
+(:mod:`prefjudge.judge.facts.time_limits`)."""
+
+
+def ran_out_of(result: FuncResult) -> str | None:
+    """The limit a failing run ran out of (see :data:`RAN_OUT`), else None.
+
+    Read from the last line of the run's detail, where the harness puts the exception that
+    ended it (the detail keeps its start and its end when it is cut).
+
+    Args:
+        result: A test result.
+
+    Returns:
+        ``recursion``, or None: the run did not fail, or failed otherwise.
+    """
+    if result.status != "fail":
+        return None
+    lines = [line for line in result.detail.splitlines() if line.strip()]
+    return RAN_OUT.get(lines[-1].split(":", 1)[0].strip()) if lines else None
+
+
 def correctness_fact(result_a: FuncResult, result_b: FuncResult) -> Fact:
     """The correctness fact of two test results (see the module docstring).
 
@@ -64,12 +89,18 @@ def correctness_fact(result_a: FuncResult, result_b: FuncResult) -> Fact:
     Returns:
         The fact: ``A``/``B`` when exactly one passes, ``tie`` when both or neither pass,
         ``error`` when either run could not be judged (the harness's or the
-        environment's ``error``, never the code's doing).
+        environment's ``error``, never the code's doing). Its detail holds each side's
+        status and the start of its detail, and ``ran_out_a``/``ran_out_b`` where a side
+        failed by running out of a limit (:func:`ran_out_of`).
     """
     detail: dict[str, Any] = {
         "status_a": result_a.status, "status_b": result_b.status,
         "detail_a": result_a.detail[:300], "detail_b": result_b.detail[:300],
     }
+    for side, result in (("a", result_a), ("b", result_b)):
+        limit = ran_out_of(result)
+        if limit is not None:  # kept only where it is so: other facts are as they were
+            detail[f"ran_out_{side}"] = limit
     errored = [side for side, r in (("A", result_a), ("B", result_b)) if r.status == "error"]
     if errored:
         why = "; ".join(f"{side}: {r.detail.splitlines()[0] if r.detail else 'error'}"
