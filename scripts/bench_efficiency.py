@@ -20,6 +20,10 @@ plus this process's own.
     python scripts/bench_efficiency.py --stride 20                  # a quick sample
     python scripts/bench_efficiency.py --set evalperf --limit 30
     python scripts/bench_efficiency.py --no-scaled --out before.json  # the task's own inputs
+    python scripts/bench_efficiency.py --same-code --stride 4       # the null: A against A
+
+``--same-code`` measures each pair's side A against itself (labelled ``tie``): every
+decision it makes is a false one, so its rate bounds how often noise alone decides.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--scaled", action=argparse.BooleanOptionalAction, default=True,
                         help="measure on scaled inputs (default); --no-scaled: the "
                         "task's own inputs, as before issue 45")
+    parser.add_argument("--same-code", action="store_true",
+                        help="the null check: side A against itself, every decision false")
     parser.add_argument("--out", type=Path, default=Path("bench_efficiency.json"))
     parser.add_argument("--resume", action="store_true",
                         help="keep the pairs already in OUT.pairs.jsonl (written as they are "
@@ -285,6 +291,12 @@ def print_table(results: list[dict]) -> None:
               f"{_secs(inputs):>12}{_secs(measure):>13}")
     print("cpu: mean CPU seconds per measured pair (sandbox runs + this process); "
           "inputs: making the task's scaled inputs, once per task")
+    for result in results:
+        records = [r for r in result["records"] if r["label"] == "tie"]
+        if records:
+            false = sum(r["outcome"] in ("A", "B") for r in records)
+            print(f"{result['set']}: the same code on both sides, {false} of {len(records)} "
+                  f"decided ({false / len(records):.1%} false decisions)")
 
 
 def _secs(value: float | None) -> str:
@@ -304,6 +316,9 @@ def main() -> None:
                 sys.exit(f"{len(issues)} unusable rows in {PAIRS}")
         else:
             pairs = evalperf_pairs(EVALPERF, args.min_gap, args.per_task, args.seed)
+        if args.same_code:
+            pairs = [pair.model_copy(update={"response_b": pair.response_a, "label": "tie"})
+                     for pair in pairs]
         results.append(run_set(name, pairs, tasks, args))
     opener = gzip.open if args.out.suffix == ".gz" else open
     with opener(args.out, "wt", encoding="utf-8") as handle:

@@ -14,6 +14,10 @@ The pair's decision (:func:`combine`):
 - where it is a tie, a side whose growth is lower by at least :data:`GROWTH_GAP` and that
   is not dearer there wins (linear against quadratic is a clear decision even when one
   scale overlaps);
+- where it is a tie, a side that is cheaper at every scale wins when that is clear: a
+  smaller scale decided for it, or every scale's runs set it apart (Mann-Whitney
+  p <= :data:`~prefjudge.judge.facts.efficiency_measure.ALPHA` at each) though by less
+  than the 1.10x one scale needs (two scales' separate runs agreeing are not noise);
 - otherwise a tie: the costs agree across the scales.
 """
 
@@ -23,6 +27,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from prefjudge.judge.facts.efficiency_measure import ALPHA
 
 SIDES = ("A", "B")
 GROWTH_GAP = 0.3
@@ -81,7 +87,25 @@ def combine(points: Sequence[ScalePoint]) -> tuple[str, str]:
         if gap >= GROWTH_GAP and top.per_call_s[slow] <= top.per_call_s[fast]:
             return slow, (f"the largest input alone overlaps, but {slow}'s cost grows "
                           f"slower (n^{slopes[slow]:.1f} against n^{slopes[fast]:.1f})")
-    return "tie", "the costs agree across the scales"
+    return _cheaper_throughout(points) or ("tie", "the costs agree across the scales")
+
+
+def _cheaper_throughout(points: Sequence[ScalePoint]) -> tuple[str, str] | None:
+    """The side cheaper at every scale, where a scale decided for it or all set it apart."""
+    if len(points) < 2:
+        return None
+    leans = {min(SIDES, key=lambda side: point.per_call_s[side]) for point in points}
+    if len(leans) != 1 or any(p.per_call_s["A"] == p.per_call_s["B"] for p in points):
+        return None
+    (side,) = leans
+    if any(point.outcome == side for point in points):
+        return side, (f"the largest input alone does not decide, but {side} is cheaper "
+                      f"at every scale and clearly so at a smaller one")
+    if all(point.p_value <= ALPHA for point in points):
+        least = min(point.ratio for point in points)
+        return side, (f"{side} is cheaper at every scale, by {least:.2f}x or more, and the "
+                      f"runs set it apart at each (p <= {ALPHA:g})")
+    return None
 
 
 def _time(seconds: float) -> str:
