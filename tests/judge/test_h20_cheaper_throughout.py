@@ -8,6 +8,8 @@ scales point opposite ways.
 
 from __future__ import annotations
 
+import pytest
+
 from prefjudge.judge.facts.efficiency_measure import ALPHA
 from prefjudge.judge.facts.perf_inputs.curve import ScalePoint, combine
 
@@ -17,34 +19,34 @@ def _point(factor: int, a: float, b: float, outcome: str, p_value: float) -> Sca
                       100, "")
 
 
-def test_a_side_cheaper_at_every_scale_with_every_scale_apart_wins():
-    mbpp_720 = [_point(64, 5.0e-5, 5.4e-5, "tie", 0.0006), _point(1024, 7.8e-4, 8.2e-4, "tie",
-                                                                  0.0012)]
-    outcome, why = combine(mbpp_720)
-    assert outcome == "A"
-    assert "A is cheaper at every scale, by 1.05x or more" in why
-    assert f"p <= {ALPHA:g}" in why
-    flipped = [_point(p.factor, p.per_call_s["B"], p.per_call_s["A"], p.outcome, p.p_value)
-               for p in mbpp_720]
-    assert combine(flipped)[0] == "B"
+def _swapped(points: list[ScalePoint]) -> list[ScalePoint]:
+    other = {"A": "B", "B": "A", "tie": "tie"}
+    return [_point(p.factor, p.per_call_s["B"], p.per_call_s["A"], other[p.outcome],
+                   p.p_value) for p in points]
+
+
+MBPP_720 = [_point(64, 5.0e-5, 5.4e-5, "tie", 0.0006), _point(1024, 7.8e-4, 8.2e-4, "tie", 0.0012)]
+MBPP_744 = [_point(64, 6.7e-6, 4.8e-6, "B", 0.0023), _point(1024, 7.8e-5, 7.2e-5, "tie", 0.38)]
+
+
+@pytest.mark.parametrize(("points", "side", "why"), [
+    (MBPP_720, "A", f"A is cheaper at every scale, by 1.05x or more, and the runs set it apart "
+                    f"at each (p <= {ALPHA:g})"),
+    (MBPP_744, "B", "B is cheaper at every scale and clearly so at a smaller one"),
+], ids=["every-scale-apart", "smaller-scale-decided"])
+def test_a_side_cheaper_at_every_scale_wins_where_that_is_clear(points, side, why):
+    assert combine(points) == (side, f"the largest input alone does not decide, but {why}"
+                               if "smaller" in why else why)
+    other = "A" if side == "B" else "B"
+    assert combine(_swapped(points))[0] == other
 
 
 def test_one_scale_whose_runs_overlap_leaves_a_small_difference_a_tie():
-    overlapping = [_point(64, 5.0e-5, 5.4e-5, "tie", 0.0006),
-                   _point(1024, 7.8e-4, 8.2e-4, "tie", 0.21)]
+    overlapping = [MBPP_720[0], _point(1024, 7.8e-4, 8.2e-4, "tie", 0.21)]
     assert combine(overlapping) == ("tie", "the costs agree across the scales")
-    one_scale = [_point(1024, 7.8e-4, 8.2e-4, "tie", 0.0006)]
-    assert combine(one_scale)[0] == "tie"
-
-
-def test_a_smaller_scale_that_decided_stands_where_the_largest_overlaps_the_same_way():
-    mbpp_744 = [_point(64, 6.7e-6, 4.8e-6, "B", 0.0023), _point(1024, 7.8e-5, 7.2e-5, "tie",
-                                                                0.38)]
-    outcome, why = combine(mbpp_744)
-    assert outcome == "B"
-    assert "B is cheaper at every scale and clearly so at a smaller one" in why
-    against = [mbpp_744[0], _point(1024, 7.2e-5, 7.8e-5, "tie", 0.38)]  # leans to A there
-    assert combine(against)[0] == "tie"
+    assert combine(MBPP_720[1:])[0] == "tie"  # one scale alone
+    leaning_away = [MBPP_744[0], _point(1024, 7.2e-5, 7.8e-5, "tie", 0.38)]
+    assert combine(leaning_away)[0] == "tie"
 
 
 def test_scales_that_point_opposite_ways_stay_a_tie_and_the_largest_decision_stands():
