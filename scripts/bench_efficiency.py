@@ -276,7 +276,7 @@ def summarise(records: list[dict]) -> dict:
             "measure_cpu_s": cpu("measure_cpu_s")}
 
 
-def print_table(results: list[dict]) -> None:
+def print_table(results: list[dict], same_code: bool = False) -> None:
     head = (f"{'set':<14}{'pairs':>6}{'right':>6}{'wrong':>6}{'ties':>6}{'tie=1/2':>9}"
             f"{'tie=0':>8}{'decided':>9}{'inputs cpu':>12}{'measure cpu':>13}")
     print(head)
@@ -291,8 +291,8 @@ def print_table(results: list[dict]) -> None:
               f"{_secs(inputs):>12}{_secs(measure):>13}")
     print("cpu: mean CPU seconds per measured pair (sandbox runs + this process); "
           "inputs: making the task's scaled inputs, once per task")
-    for result in results:
-        records = [r for r in result["records"] if r["label"] == "tie"]
+    for result in results if same_code else []:
+        records = result["records"]
         if records:
             false = sum(r["outcome"] in ("A", "B") for r in records)
             print(f"{result['set']}: the same code on both sides, {false} of {len(records)} "
@@ -324,7 +324,7 @@ def main() -> None:
     with opener(args.out, "wt", encoding="utf-8") as handle:
         json.dump({"args": {k: str(v) for k, v in vars(args).items()}, "results": results},
                   handle, indent=1)
-    print_table(results)
+    print_table(results, args.same_code)
     print(f"written: {args.out}", file=sys.stderr)
 
 

@@ -17,7 +17,9 @@ The pair's decision (:func:`combine`):
 - where it is a tie, a side that is cheaper at every scale wins when that is clear: a
   smaller scale decided for it, or every scale's runs set it apart (Mann-Whitney
   p <= :data:`~prefjudge.judge.facts.efficiency_measure.ALPHA` at each) though by less
-  than the 1.10x one scale needs (two scales' separate runs agreeing are not noise);
+  than the ratio one scale needs (1 +
+  :data:`~prefjudge.judge.facts.efficiency_measure.MIN_RELATIVE`; two scales' separate runs
+  agreeing are not noise);
 - otherwise a tie: the costs agree across the scales.
 """
 
