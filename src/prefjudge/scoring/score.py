@@ -9,13 +9,13 @@ import json
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prefjudge import __version__
 from prefjudge.io import InputError, InputIssue
+from prefjudge.lazy import long_lived
 from prefjudge.records import (
     CheckResult,
     Generation,
@@ -123,7 +123,7 @@ def prepare_job(
     """
     # Reading and checking make ~100 long-lived objects per generation and no cycles worth
     # finding: full collections would walk all of them again and again (1 s per 10,000).
-    with paused_gc():
+    with long_lived():
         job = _read_and_check(path, tasks, taxonomy, skip_invalid, model)
     return job
 
@@ -166,18 +166,6 @@ def _read_and_check(
     keys = generation_keys([gen for _, gen in resolved])
     skipped = sorted(issues, key=lambda issue: issue.line)
     return ScoreJob(generations=resolved, keys=keys, tasks=tasks, skipped=skipped)
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector (reading records makes no cycles worth finding)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def record_meta(isolation: str, profile: str | Profile | None = None) -> dict[str, str]:

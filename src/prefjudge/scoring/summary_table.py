@@ -114,7 +114,9 @@ def load_summary_meanwhile() -> threading.Thread:
     """
 
     def load() -> None:
-        with contextlib.suppress(Exception):
+        from prefjudge.lazy import heavy_imports
+
+        with contextlib.suppress(Exception), heavy_imports():
             import matplotlib.backends.backend_agg
             import matplotlib.figure  # noqa: F401
 

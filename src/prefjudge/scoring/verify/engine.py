@@ -35,6 +35,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from prefjudge.lazy import collector_paused
 from prefjudge.records import CheckResult, InstructionSpec, VerifierSpec
 from prefjudge.scoring.profiles import Profile, get_profile
 from prefjudge.scoring.taxonomy import Taxonomy, load_taxonomy, resolve_settings
@@ -213,6 +214,18 @@ def _verify(
     """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
     if not any(item[1] for item in items):
         return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
+    with collector_paused():  # checking makes no garbage cycles
+        return _checked(items, taxonomy, workers, execute, profile)
+
+
+def _checked(
+    items: list[Item],
+    taxonomy: Taxonomy | None,
+    workers: int | None,
+    execute: RuffExecutor,
+    profile: Profile,
+) -> list[list[CheckResult]]:
+    """:func:`_verify`'s work, with the collector held off."""
     taxonomy = taxonomy or load_taxonomy()
     responses = [_Response(item[0], profile, item_is_code(item), item_code(item))
                  for item in items]

@@ -362,8 +362,13 @@ def _main() -> None:
     # Replies get a descriptor of their own; anything else printed goes to stderr.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    from prefjudge.lazy import collector_paused
+
+    # Verifying, reading ahead and (un)pickling make no garbage cycles (a failed batch's
+    # traceback may: the run stops at it): the collector would only walk what is alive.
     try:
-        serve(sys.stdin.buffer, replies, sys.argv[1:4] or None)
+        with collector_paused():
+            serve(sys.stdin.buffer, replies, sys.argv[1:4] or None)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the caller reports
         os._exit(130)
     # Its work is done: the exit's garbage collections need not walk what is left alive
