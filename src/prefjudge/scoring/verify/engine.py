@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -204,6 +204,59 @@ def verify_naive(
     return _verify(items, taxonomy, 1, run_naive, get_profile(profile))
 
 
+def start_verify_batch(
+    items: list[Item],
+    *,
+    taxonomy: Taxonomy | None = None,
+    workers: int | None = None,
+    profile: str | Profile | None = None,
+) -> StartedBatch:
+    """:func:`verify_batch` in two steps: start it now, take its results later.
+
+    Starts the batch's Ruff runs in the background and does its checks written in Python
+    at once; :meth:`StartedBatch.finish` waits for Ruff and gives the results, the same as
+    ``verify_batch(items, ...)``. A caller with several batches (the verification process)
+    starts the next before it finishes this one, so that the next one's Python checks run
+    while this one's Ruff runs end.
+
+    Args:
+        items: As for :func:`verify_batch`.
+        taxonomy: Instruction taxonomy (the bundled one by default).
+        workers: Ruff processes run in parallel (default: the CPU count).
+        profile: Verification profile, ``reference`` (default) or ``strict``.
+
+    Returns:
+        The started batch: call :meth:`~StartedBatch.finish` (or
+        :meth:`~StartedBatch.close` to give it up) exactly once.
+    """
+    return _start(items, taxonomy, workers, run_batched, get_profile(profile))
+
+
+class StartedBatch:
+    """A batch whose Python checks are done and whose Ruff runs may still be going."""
+
+    def __init__(self, rows: list[list[_Check | CheckResult]], pending: list[_Check],
+                 running: Future[dict[int, RuffOutcome]] | None, stack: ExitStack) -> None:
+        self._rows, self._pending, self._running, self._stack = rows, pending, running, stack
+
+    def finish(self) -> list[list[CheckResult]]:
+        """Wait for the batch's Ruff runs: one CheckResult per instruction ref, per item."""
+        with collector_paused():
+            try:
+                found = self._running.result() if self._running is not None else {}
+            finally:
+                self._stack.close()  # the scratch files, the background thread
+            for key, check in enumerate(self._pending):
+                if check.result is None:
+                    check.result = _ruff_result(check, found[key])
+            return [[c if isinstance(c, CheckResult) else _final(c) for c in row]
+                    for row in self._rows]
+
+    def close(self) -> None:
+        """Give the batch up: wait for its Ruff runs to end and remove their files."""
+        self._stack.close()
+
+
 def _verify(
     items: list[Item],
     taxonomy: Taxonomy | None,
@@ -212,21 +265,34 @@ def _verify(
     profile: Profile,
 ) -> list[list[CheckResult]]:
     """Resolve, start Ruff in the background, do the Python checks meanwhile, combine."""
-    if not any(item[1] for item in items):
-        return [[] for _ in items]  # nothing to check: no taxonomy, no Ruff (0.3 s saved)
-    with collector_paused():  # checking makes no garbage cycles
-        return _checked(items, taxonomy, workers, execute, profile)
+    with collector_paused():  # for both steps at once
+        return _start(items, taxonomy, workers, execute, profile).finish()
 
 
-def _checked(
+def _start(
     items: list[Item],
     taxonomy: Taxonomy | None,
     workers: int | None,
     execute: RuffExecutor,
     profile: Profile,
-) -> list[list[CheckResult]]:
-    """:func:`_verify`'s work, with the collector held off."""
-    taxonomy = taxonomy or load_taxonomy()
+) -> StartedBatch:
+    """Resolve, start Ruff in the background, do the Python checks (collector held off)."""
+    stack = ExitStack()
+    if not any(item[1] for item in items):
+        # nothing to check: no taxonomy, no Ruff (0.3 s saved)
+        return StartedBatch([[] for _ in items], [], None, stack)
+    with collector_paused():  # checking makes no garbage cycles
+        try:
+            return _started(items, taxonomy or load_taxonomy(), workers, execute, profile,
+                            stack)
+        except BaseException:
+            stack.close()
+            raise
+
+
+def _started(items: list[Item], taxonomy: Taxonomy, workers: int | None,
+             execute: RuffExecutor, profile: Profile, stack: ExitStack) -> StartedBatch:
+    """:func:`_start`'s work; ``stack`` takes the scratch files and the Ruff thread."""
     responses = [_Response(item[0], profile, item_is_code(item), item_code(item))
                  for item in items]
     resolve = _Resolver(taxonomy, profile)
@@ -243,26 +309,19 @@ def _checked(
             ruff_check.key = len(pending)
             ruff_checks.append(ruff_check)
             pending.append(check)
-    found: dict[int, RuffOutcome] = {}
-    with ExitStack() as stack:
-        running = None
-        if ruff_checks:
-            codes = {item: responses[item].code for item in sorted({c.item for c in ruff_checks})}
-            workdir = stack.enter_context(scratch_files(codes))
-            background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-            batch = RuffBatch(ruff_checks, codes, workdir, RuffOptions.of(profile))
-            running = background.submit(execute, batch, workers or os.cpu_count() or 1)
-        for response, row in zip(responses, rows, strict=True):
-            for check in row:
-                if isinstance(check, _Check):
-                    _python_part(check, response)
-            response.release()  # its checks are done: only a few trees are alive at once
-        if running is not None:
-            found = running.result()
-    for key, check in enumerate(pending):
-        if check.result is None:
-            check.result = _ruff_result(check, found[key])
-    return [[c if isinstance(c, CheckResult) else _final(c) for c in row] for row in rows]
+    running = None
+    if ruff_checks:
+        codes = {item: responses[item].code for item in sorted({c.item for c in ruff_checks})}
+        workdir = stack.enter_context(scratch_files(codes))
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+        batch = RuffBatch(ruff_checks, codes, workdir, RuffOptions.of(profile))
+        running = background.submit(execute, batch, workers or os.cpu_count() or 1)
+    for response, row in zip(responses, rows, strict=True):
+        for check in row:
+            if isinstance(check, _Check):
+                _python_part(check, response)
+        response.release()  # its checks are done: only a few trees are alive at once
+    return StartedBatch(rows, pending, running, stack)
 
 
 def _final(check: _Check) -> CheckResult:

@@ -19,7 +19,7 @@ import json
 import os
 import select
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool, str | None]
 PackedResult = tuple[str, dict[str, Any], str, str]
@@ -128,6 +128,7 @@ class ReadAhead:
     Args:
         verify: ``verify_packed``: packed items, profile, workers -> packed results.
         profile: The profile the results were verified with.
+        start: ``start_packed``: ``verify`` in two steps (:meth:`start` then uses it).
 
     Attributes:
         reach: How far into the file reading ahead got: every line up to this one
@@ -137,8 +138,11 @@ class ReadAhead:
     """
 
     def __init__(self, verify: Callable[[list[PackedItem], str, int | None],
-                                        list[list[PackedResult]]], profile: str) -> None:
+                                        list[list[PackedResult]]], profile: str, *,
+                 start: Callable[[list[PackedItem], str, int | None], Started] | None = None
+                 ) -> None:
         self._verify, self.profile = verify, profile
+        self._start = start
         self._held: dict[Key, list[PackedResult]] = {}
         self.reach = 0
 
@@ -183,12 +187,57 @@ class ReadAhead:
         Returns:
             One packed result per item, as ``verify_packed`` gives them.
         """
+        return self.start(packed, profile, workers).finish()
+
+    def start(self, packed: list[PackedItem], profile: str, workers: int | None) -> Started:
+        """:meth:`verify` in two steps: the rest started now, the results at ``finish()``.
+
+        Args:
+            packed: The batch asked for.
+            profile: Its verification profile.
+            workers: Ruff processes run in parallel.
+
+        Returns:
+            The started batch; its ``finish()`` gives what :meth:`verify` returns.
+        """
         if not self._held or profile != self.profile:
-            return self._verify(packed, profile, workers)
+            return self._begin(packed, profile, workers)
         found = [self._held.pop(item_key(item), None) for item in packed]
         missing = [item for item, result in zip(packed, found, strict=True) if result is None]
-        fresh = iter(self._verify(missing, profile, workers) if missing else [])
-        return [result if result is not None else next(fresh) for result in found]
+        return _Merged(found, self._begin(missing, profile, workers) if missing else None)
+
+    def _begin(self, packed: list[PackedItem], profile: str, workers: int | None) -> Started:
+        if self._start is not None:
+            return self._start(packed, profile, workers)
+        return _Done(self._verify(packed, profile, workers))
+
+
+class Started(Protocol):
+    """A batch being verified."""
+
+    def finish(self) -> list[list[PackedResult]]:
+        """Wait for the batch: one packed result per item."""
+
+
+class _Done:
+    """A batch verified already."""
+
+    def __init__(self, results: list[list[PackedResult]]) -> None:
+        self._results = results
+
+    def finish(self) -> list[list[PackedResult]]:
+        return self._results
+
+
+class _Merged:
+    """A batch partly held: the held results, and the rest's as they finish."""
+
+    def __init__(self, found: list[list[PackedResult] | None], rest: Started | None) -> None:
+        self._found, self._rest = found, rest
+
+    def finish(self) -> list[list[PackedResult]]:
+        fresh = iter(self._rest.finish() if self._rest is not None else [])
+        return [result if result is not None else next(fresh) for result in self._found]
 
 
 def batch_sizes() -> Iterator[int]:

@@ -38,7 +38,8 @@ from prefjudge.scoring.profiles import Profile, get_profile
 
 if TYPE_CHECKING:  # imported where used: starting the process must not wait on them
     from prefjudge.records import CheckResult
-    from prefjudge.scoring.verify.engine import Item
+    from prefjudge.scoring.verify.engine import Item, StartedBatch
+    from prefjudge.scoring.verify.prefetch import ReadAhead
 
 _PackedItem = tuple[str, list[tuple[str, dict[str, Any]]], bool, str | None]
 _PackedResult = tuple[str, dict[str, Any], str, str]
@@ -315,18 +316,46 @@ def verify_packed(
     Returns:
         ``(id, params, status, reason)`` per check, per item.
     """
-    from prefjudge.scoring.verify.engine import verify_batch
+    return start_packed(packed, profile, workers).finish()
+
+
+class StartedPacked:
+    """A batch of packed items being verified: :meth:`finish` gives its packed results."""
+
+    def __init__(self, started: StartedBatch) -> None:
+        self._started = started
+
+    def finish(self) -> list[list[_PackedResult]]:
+        """Wait for the batch: ``(id, params, status, reason)`` per check, per item."""
+        return [[(check.id, check.params, check.status, check.reason) for check in row]
+                for row in self._started.finish()]
+
+
+def start_packed(packed: list[_PackedItem], profile: str, workers: int | None) -> StartedPacked:
+    """Start verifying one batch of packed items (:func:`verify_packed` in two steps).
+
+    Args:
+        packed: As for :func:`verify_packed`.
+        profile: Verification profile name.
+        workers: Ruff processes run in parallel.
+
+    Returns:
+        The started batch (its Python checks done, its Ruff runs going on).
+    """
+    from prefjudge.scoring.verify.engine import start_verify_batch
 
     items: list[Item] = [
         (text, [_Ref(ident, params) for ident, params in refs], is_code, code)
         for text, refs, is_code, code in packed]
-    results = verify_batch(items, workers=workers, profile=profile)
-    return [[(check.id, check.params, check.status, check.reason) for check in row]
-            for row in results]
+    return StartedPacked(start_verify_batch(items, workers=workers, profile=profile))
 
 
 def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = None) -> None:
     """The process's loop: verify each batch read from ``requests``, until it closes.
+
+    Batches overlap: the next batch, when one is waiting, is started (its Ruff runs begun,
+    its Python checks done) before this one's Ruff runs are waited for, so that Python
+    checks and Ruff run side by side. Replies still go out one per request, in order.
 
     Args:
         requests: Pickled ``(packed items, profile, workers)`` messages.
@@ -335,27 +364,100 @@ def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = 
         read_ahead: ``[generations file, profile, workers]`` to verify ahead until the
             first request arrives (:class:`~prefjudge.scoring.verify.prefetch.ReadAhead`).
     """
-    import traceback
-
     from prefjudge.scoring.taxonomy import load_taxonomy
     from prefjudge.scoring.verify.prefetch import ReadAhead
 
     load_taxonomy()  # before the first batch arrives
-    ahead = ReadAhead(verify_packed, read_ahead[1] if read_ahead else "")
+    ahead = ReadAhead(verify_packed, read_ahead[1] if read_ahead else "", start=start_packed)
     if read_ahead:
         with contextlib.suppress(Exception):  # a guess gone wrong is only time lost
             ahead.read_ahead(read_ahead[0], int(read_ahead[2]) or None, requests)
+    inbox = _Inbox(requests)
+    in_flight: _Answer | None = None
     while True:
-        try:
-            packed, profile, workers = pickle.load(requests)
-        except EOFError:
+        message = inbox.take(wait=in_flight is None)
+        if message is _Inbox.NOTHING_YET:
+            assert in_flight is not None
+            in_flight.send(replies, ahead.reach)
+            in_flight = None
+            continue
+        if message is None:  # the input ended
+            if in_flight is not None:
+                in_flight.send(replies, ahead.reach)
             return
+        packed, profile, workers = message
+        started = _Answer.start(ahead, packed, profile, workers)
+        if in_flight is not None:
+            in_flight.send(replies, ahead.reach)
+        in_flight = started
+
+
+class _Answer:
+    """A request being answered: its batch started, or the traceback of why it could not."""
+
+    def __init__(self, started: Any = None, failure: str | None = None) -> None:
+        self._started, self._failure = started, failure
+
+    @classmethod
+    def start(cls, ahead: ReadAhead, packed: list[_PackedItem], profile: str,
+              workers: int | None) -> _Answer:
+        import traceback
+
         try:
-            reply: tuple[str, Any] = ("ok", ahead.verify(packed, profile, workers))
+            return cls(ahead.start(packed, profile, workers))
         except Exception:  # reported to the caller, which raises it there
-            reply = ("error", traceback.format_exc())
-        pickle.dump((*reply, ahead.reach), replies, protocol=pickle.HIGHEST_PROTOCOL)
+            return cls(failure=traceback.format_exc())
+
+    def send(self, replies: BinaryIO, reach: int) -> None:
+        """Wait for the batch's results and write the reply."""
+        import traceback
+
+        reply: tuple[str, Any] = ("error", self._failure)
+        if self._failure is None:
+            try:
+                reply = ("ok", self._started.finish())
+            except Exception:  # reported to the caller, which raises it there
+                reply = ("error", traceback.format_exc())
+        pickle.dump((*reply, reach), replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
+
+
+class _Inbox:
+    """The process's requests, read by a thread as they come.
+
+    So that the loop can look for one without waiting.
+    """
+
+    NOTHING_YET = object()
+
+    def __init__(self, requests: BinaryIO) -> None:
+        self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._requests = requests
+        threading.Thread(target=self._read, name="prefjudge-verify-inbox", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self._messages.put(pickle.load(self._requests))
+        except EOFError:
+            self._messages.put(None)
+        except BaseException as exc:  # raised by take(), in the loop's thread
+            self._messages.put(exc)
+
+    def take(self, *, wait: bool) -> Any:
+        """The next request.
+
+        Returns:
+            The request; None once the input ended; :data:`NOTHING_YET` when none is
+            waiting and ``wait`` is False. What reading one raised is raised here.
+        """
+        try:
+            message = self._messages.get(block=wait)
+        except queue.Empty:
+            return self.NOTHING_YET
+        if isinstance(message, BaseException):
+            raise message
+        return message
 
 
 def _main() -> None:
