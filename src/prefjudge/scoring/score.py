@@ -449,9 +449,11 @@ class _Scoring:
 
 CHUNK = 256
 """Generations verified per batch beside unit tests, and in the first batch without."""
-VERIFY_CHUNK = 2048
-"""Largest batch without unit tests: Ruff start-up is paid once per ~2,000 files, while a
-killed run loses at most the batches in flight (seconds of work)."""
+VERIFY_CHUNK = 4096
+"""Largest batch without unit tests. Each batch pays its own Ruff runs (about 20 to 30, one
+per set of settings, each with a few milliseconds of start-up): with batches of 2,048,
+50,000 generations took three times the Ruff runs of one batch, and 4,096 is 4 % faster
+end to end. A killed run still loses at most the batches in flight (seconds of work)."""
 SHARED_FROM = 3
 """With a verification process, the last chunk of a run of at least this many more is
 verified in this process, beside it, but for the part the process verified ahead

@@ -29,7 +29,7 @@ BATCH = 256
 """Generations guessed at a time (:func:`guessed_items`)."""
 FIRST_CHUNK = 256
 """The first batch ``prefjudge score`` asks for (``prefjudge.scoring.score.CHUNK``)."""
-LARGEST_CHUNK = 2048
+LARGEST_CHUNK = 4096
 """The largest batch it asks for (``prefjudge.scoring.score.VERIFY_CHUNK``); its batches
 double from :data:`FIRST_CHUNK` to this."""
 LARGEST_BATCH = 4096
