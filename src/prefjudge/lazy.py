@@ -98,16 +98,8 @@ def long_lived() -> Iterator[None]:
     Elsewhere the objects are left to the collector as usual. Nested blocks, or a block
     run while the collector is off already, change nothing.
     """
-    if not gc.isenabled():
+    with _collector_off(freeze=_START_UP["freeze"]):
         yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _START_UP["freeze"]:
-            gc.freeze()
-        gc.enable()
 
 
 @contextmanager
@@ -123,6 +115,13 @@ def collector_paused() -> Iterator[None]:
     off for the whole process meanwhile: other threads' cycles wait for the block's end.
     Nested blocks, or a block run while the collector is off already, change nothing.
     """
+    with _collector_off(freeze=False):
+        yield
+
+
+@contextmanager
+def _collector_off(*, freeze: bool) -> Iterator[None]:
+    """The collector off for the block (unless it was off already), then frozen if asked."""
     if not gc.isenabled():
         yield
         return
@@ -130,4 +129,6 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         gc.enable()
