@@ -17,7 +17,7 @@ from test_verify_process import real_items
 from prefjudge.scoring.score import prepare_job
 from prefjudge.scoring.verify import verify_batch
 from prefjudge.scoring.verify.prefetch import ReadAhead, guessed_items
-from prefjudge.scoring.verify.process import VerifyProcess, verify_packed
+from prefjudge.scoring.verify.process import VerifyProcess, start_packed, verify_packed
 
 
 def _write(tmp_path: Path, shared_data: Path) -> Path:
@@ -49,7 +49,7 @@ def _packed(path: Path) -> list:
 def test_held_results_are_handed_out_once_and_equal_fresh_ones(tmp_path, shared_data):
     path = _write(tmp_path, shared_data)
     packed = _packed(path)
-    ahead = ReadAhead(verify_packed, "reference")
+    ahead = ReadAhead(start_packed, "reference")
     read, write = os.pipe()
     try:
         with os.fdopen(read, "rb", buffering=0) as requests:
@@ -67,7 +67,7 @@ def test_held_results_are_handed_out_once_and_equal_fresh_ones(tmp_path, shared_
 
 def test_a_waiting_request_stops_reading_ahead(tmp_path, shared_data):
     path = _write(tmp_path, shared_data)
-    ahead = ReadAhead(verify_packed, "reference")
+    ahead = ReadAhead(start_packed, "reference")
     read, write = os.pipe()
     os.write(write, b"x")
     try:
@@ -103,7 +103,7 @@ def test_reading_ahead_holds_a_bounded_number_of_results(tmp_path, shared_data, 
     monkeypatch.setattr(prefetch, "BATCH", 4)
     monkeypatch.setattr(prefetch, "HELD_AT_MOST", 8)
     path = _write(tmp_path, shared_data)
-    ahead = ReadAhead(verify_packed, "reference")
+    ahead = ReadAhead(start_packed, "reference")
     read, write = os.pipe()
     try:
         with os.fdopen(read, "rb", buffering=0) as requests:

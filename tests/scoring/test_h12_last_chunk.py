@@ -23,7 +23,11 @@ from prefjudge.scoring import rows, score
 from prefjudge.scoring.score import prepare_job, scored_batches
 from prefjudge.scoring.verify import verify_batch
 from prefjudge.scoring.verify.prefetch import ReadAhead
-from prefjudge.scoring.verify.process import VerifyProcess, VerifyProcessError, verify_packed
+from prefjudge.scoring.verify.process import (
+    VerifyProcess,
+    VerifyProcessError,
+    start_packed,
+)
 
 
 def _generations(path: Path, shared_data: Path, n: int) -> Path:
@@ -60,12 +64,12 @@ def test_reading_ahead_tells_the_last_line_it_verified(tmp_path, shared_data, mo
     read, write = os.pipe()
     try:
         with os.fdopen(read, "rb", buffering=0) as requests:
-            whole = ReadAhead(verify_packed, "reference")
+            whole = ReadAhead(start_packed, "reference")
             assert whole.reach == 0
             whole.read_ahead(path, 2, requests)
             monkeypatch.setattr(prefetch, "BATCH", 2)
             monkeypatch.setattr(prefetch, "HELD_AT_MOST", 6)
-            bounded = ReadAhead(verify_packed, "reference")
+            bounded = ReadAhead(start_packed, "reference")
             bounded.read_ahead(path, 2, requests)
     finally:
         os.close(write)

@@ -19,7 +19,7 @@ from prefjudge.scoring import score
 from prefjudge.scoring.score import _chunks, prepare_job, scored_batches
 from prefjudge.scoring.verify import prefetch, verify_batch
 from prefjudge.scoring.verify.prefetch import ReadAhead, batch_sizes
-from prefjudge.scoring.verify.process import VerifyProcess, verify_packed
+from prefjudge.scoring.verify.process import VerifyProcess, start_packed, verify_packed
 
 
 def _generations(tmp_path: Path, shared_data: Path, n: int) -> Path:
@@ -48,7 +48,7 @@ def test_reading_ahead_holds_the_first_batch_whole(tmp_path, shared_data, monkey
     monkeypatch.setattr(prefetch, "LARGEST_CHUNK", 4)
     monkeypatch.setattr(prefetch, "HELD_AT_MOST", 6)  # the first batch: 2 + 4 generations
     path = _generations(tmp_path, shared_data, 12)
-    ahead = ReadAhead(verify_packed, "reference")
+    ahead = ReadAhead(start_packed, "reference")
     read, write = os.pipe()
     try:
         with os.fdopen(read, "rb", buffering=0) as requests:

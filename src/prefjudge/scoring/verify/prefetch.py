@@ -126,9 +126,9 @@ class ReadAhead:
     """The results verified ahead, handed out once to the batch that asks for them.
 
     Args:
-        verify: ``verify_packed``: packed items, profile, workers -> packed results.
+        start: ``start_packed``: packed items, profile, workers -> the started batch, whose
+            ``finish()`` gives the packed results.
         profile: The profile the results were verified with.
-        start: ``start_packed``: ``verify`` in two steps (:meth:`start` then uses it).
 
     Attributes:
         reach: How far into the file reading ahead got: every line up to this one
@@ -137,12 +137,9 @@ class ReadAhead:
             held part of its last chunk rather than verifying it again itself.
     """
 
-    def __init__(self, verify: Callable[[list[PackedItem], str, int | None],
-                                        list[list[PackedResult]]], profile: str, *,
-                 start: Callable[[list[PackedItem], str, int | None], Started] | None = None
-                 ) -> None:
-        self._verify, self.profile = verify, profile
-        self._start = start
+    def __init__(self, start: Callable[[list[PackedItem], str, int | None], Started],
+                 profile: str) -> None:
+        self._start, self.profile = start, profile
         self._held: dict[Key, list[PackedResult]] = {}
         self.reach = 0
 
@@ -170,8 +167,8 @@ class ReadAhead:
             batch, through = _take(pieces, min(next(sizes), HELD_AT_MOST - len(self._held)))
             if not batch:
                 return
-            for item, result in zip(batch, self._verify(batch, self.profile, workers),
-                                    strict=True):
+            results = self._start(batch, self.profile, workers).finish()
+            for item, result in zip(batch, results, strict=True):
                 self._held[item_key(item)] = result
             self.reach = through
 
@@ -201,15 +198,10 @@ class ReadAhead:
             The started batch; its ``finish()`` gives what :meth:`verify` returns.
         """
         if not self._held or profile != self.profile:
-            return self._begin(packed, profile, workers)
+            return self._start(packed, profile, workers)
         found = [self._held.pop(item_key(item), None) for item in packed]
         missing = [item for item, result in zip(packed, found, strict=True) if result is None]
-        return _Merged(found, self._begin(missing, profile, workers) if missing else None)
-
-    def _begin(self, packed: list[PackedItem], profile: str, workers: int | None) -> Started:
-        if self._start is not None:
-            return self._start(packed, profile, workers)
-        return _Done(self._verify(packed, profile, workers))
+        return _Merged(found, self._start(missing, profile, workers) if missing else None)
 
 
 class Started(Protocol):
@@ -217,16 +209,6 @@ class Started(Protocol):
 
     def finish(self) -> list[list[PackedResult]]:
         """Wait for the batch: one packed result per item."""
-
-
-class _Done:
-    """A batch verified already."""
-
-    def __init__(self, results: list[list[PackedResult]]) -> None:
-        self._results = results
-
-    def finish(self) -> list[list[PackedResult]]:
-        return self._results
 
 
 class _Merged:

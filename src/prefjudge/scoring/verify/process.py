@@ -368,7 +368,7 @@ def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = 
     from prefjudge.scoring.verify.prefetch import ReadAhead
 
     load_taxonomy()  # before the first batch arrives
-    ahead = ReadAhead(verify_packed, read_ahead[1] if read_ahead else "", start=start_packed)
+    ahead = ReadAhead(start_packed, read_ahead[1] if read_ahead else "")
     if read_ahead:
         with contextlib.suppress(Exception):  # a guess gone wrong is only time lost
             ahead.read_ahead(read_ahead[0], int(read_ahead[2]) or None, requests)
