@@ -15,6 +15,7 @@ import io
 import pickle
 from pathlib import Path
 
+import pytest
 from test_verify_process import real_items
 
 from prefjudge.scoring.verify import process, runners, verify_batch
@@ -86,3 +87,16 @@ def test_the_loop_starts_the_next_batch_before_it_answers_this_one(shared_data, 
         [check.status for check in row] for row in expected]
     # The refused batch fails alone, in its place, with the reason.
     assert answers[1][0] == "error" and "no-such-profile" in answers[1][1]
+
+
+def test_a_request_that_cannot_be_read_stops_the_loop_after_the_batch_before(shared_data):
+    items = real_items(shared_data, 6, seed=13)
+    packed = _pack(items)
+    requests = io.BytesIO(pickle.dumps((packed, "reference", 2)) + b"not a pickle")
+    replies = io.BytesIO()
+    with pytest.raises(pickle.UnpicklingError):
+        process.serve(requests, replies)
+    replies.seek(0)
+    status, results, _ = pickle.load(replies)  # the batch asked before is answered first
+    assert status == "ok" and results == process.verify_packed(packed, "reference", 2)
+    assert replies.read() == b""

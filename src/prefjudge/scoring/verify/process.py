@@ -381,10 +381,12 @@ def serve(requests: BinaryIO, replies: BinaryIO, read_ahead: list[str] | None = 
             in_flight.send(replies, ahead.reach)
             in_flight = None
             continue
-        if message is None:  # the input ended
-            if in_flight is not None:
+        if message is None or isinstance(message, BaseException):  # input ended or broke
+            if in_flight is not None:  # the batch before is answered first, as it was asked
                 in_flight.send(replies, ahead.reach)
-            return
+            if message is None:
+                return
+            raise message
         packed, profile, workers = message
         started = _Answer.start(ahead, packed, profile, workers)
         if in_flight is not None:
@@ -423,10 +425,7 @@ class _Answer:
 
 
 class _Inbox:
-    """The process's requests, read by a thread as they come.
-
-    So that the loop can look for one without waiting.
-    """
+    """The process's requests, read by a thread as they come (the loop looks without waiting)."""
 
     NOTHING_YET = object()
 
@@ -441,23 +440,21 @@ class _Inbox:
                 self._messages.put(pickle.load(self._requests))
         except EOFError:
             self._messages.put(None)
-        except BaseException as exc:  # raised by take(), in the loop's thread
+        except BaseException as exc:  # raised by the loop, in its own thread
             self._messages.put(exc)
 
     def take(self, *, wait: bool) -> Any:
         """The next request.
 
         Returns:
-            The request; None once the input ended; :data:`NOTHING_YET` when none is
-            waiting and ``wait`` is False. What reading one raised is raised here.
+            The request; None once the input ended; what reading it raised, when it
+            could not be read; :data:`NOTHING_YET` when none is waiting and ``wait`` is
+            False.
         """
         try:
-            message = self._messages.get(block=wait)
+            return self._messages.get(block=wait)
         except queue.Empty:
             return self.NOTHING_YET
-        if isinstance(message, BaseException):
-            raise message
-        return message
 
 
 def _main() -> None:
