@@ -24,7 +24,10 @@ and this process's ``verify_batch`` scores all N, right after each run of the co
 that each pair meets the same load): the records' results must equal both (asserted), and
 each pair's ratio is printed besides the ratio of the medians. ``--memory-n 100000``
 also scores a file of that many generations once and reports whether peak RSS grew at
-most linearly from N to it. ``--out`` writes a JSON report.
+most linearly from N to it. The command also scores the file's first generation alone
+(--repeats times): its fixed cost, from which the script tells the most of the engine's
+checks/s the command's CPU allows at any size, and the least size that allows 0.8.
+``--out`` writes a JSON report.
 
     python scripts/bench_verify.py --end-to-end --repeats 3
     python scripts/bench_verify.py --end-to-end --repeats 1 --memory-n 100000 --out e2e.json
@@ -36,6 +39,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import math
 import os
 import random
 import resource
@@ -400,13 +404,55 @@ def _paired_runs(args: argparse.Namespace, generations: Path, work: Path,
     return runs, engine, fast
 
 
-def _engine_verdict(e2e_rate: float, runs: list[Run], fast: Measurement) -> dict:
+def _fixed_runs(args: argparse.Namespace, generations: Path, work: Path) -> list[Run]:
+    """The command on the file's first generation alone, ``--repeats`` times: its fixed cost.
+
+    What every run pays whatever its size: start-up, the verification process, the summary's
+    imports, table, CSV, JSON and plot.
+    """
+    one = work / "generations-one.jsonl"
+    with generations.open(encoding="utf-8") as handle:
+        one.write_text(handle.readline(), encoding="utf-8")
+    return [run_score(one, work / "scores-one.jsonl", args.workers, work / "score-one.log")
+            for _ in range(args.repeats)]
+
+
+def _cost_split(n: int, cpu: float, fixed: list[Run], fast: Measurement, cores: int) -> dict:
+    """Print the command's CPU split into a fixed part and a part per generation.
+
+    With perfect overlap the ratio is at most ``engine wall / (command CPU / cores)``; with
+    the command's CPU as ``fixed + n * per generation`` that bound grows with ``n`` towards
+    ``engine wall per generation / (command CPU per generation / cores)``. Where that limit
+    is under 0.8 no size reaches 0.8 on these cores; else the least size that can.
+    """
+    fixed_cpu = statistics.median(run.cpu for run in fixed)
+    fixed_wall = statistics.median(run.wall for run in fixed)
+    per_gen = max(cpu - fixed_cpu, 0.0) / n
+    engine_per_gen = statistics.median(fast.wall) / n
+    limit = engine_per_gen / (per_gen / cores) if per_gen else float("inf")
+    slack = engine_per_gen - 0.8 * per_gen / cores
+    least = 0.8 * fixed_cpu / cores / slack if slack > 0 else None
+    reach = (f"0.80 needs at least {math.ceil(least):,} generations, with perfect overlap"
+             if least is not None else "no number of generations reaches 0.80 on these cores")
+    print(f"fixed cost (the command on one generation: start-up, the summary and its plot): "
+          f"{fixed_wall:.2f} s wall, {fixed_cpu:.2f} CPU-s; per generation beyond it the "
+          f"command spends {per_gen * 1e6:.0f} CPU-us and the engine alone takes "
+          f"{engine_per_gen * 1e6:.0f} us of wall time: however many generations, perfect "
+          f"overlap keeps at most {limit:.2f} of the engine's checks/s; {reach}")
+    return {"fixed_wall_s": fixed_wall, "fixed_cpu_s": fixed_cpu,
+            "cpu_s_per_generation": per_gen, "engine_wall_s_per_generation": engine_per_gen,
+            "ratio_bound_by_cpu_limit": limit, "least_generations_for_0_8": least}
+
+
+def _engine_verdict(e2e_rate: float, runs: list[Run], fast: Measurement,
+                    fixed: list[Run], n: int) -> dict:
     """Print how much of the engine's speed the command kept (medians, then each pair).
 
     Also the most it could keep with the CPU it spends: on this machine's cores, the
     command's CPU time (its process and every child) divided by the cores is the least
     wall time that CPU allows, however well the work overlaps. Where that bound is under
-    the target, the target asks for less CPU, not more overlap.
+    the target, the target asks for less CPU, not more overlap. Then that CPU split into
+    the fixed part and the part per generation (:func:`_cost_split`).
     """
     kept = e2e_rate / fast.rate
     paired = [engine_s / run.wall for engine_s, run in zip(fast.wall, runs, strict=True)]
@@ -427,7 +473,8 @@ def _engine_verdict(e2e_rate: float, runs: list[Run], fast: Measurement) -> dict
     return {"ratio_end_to_end_over_engine": kept,
             "ratio_end_to_end_over_engine_paired": paired,
             "ratio_bound_by_cpu": bound,
-            "cpu_s_command_median": cpu, "cpu_s_engine_median": engine_cpu}
+            "cpu_s_command_median": cpu, "cpu_s_engine_median": engine_cpu,
+            **_cost_split(n, cpu, fixed, fast, cores)}
 
 
 def _memory_run(args: argparse.Namespace, work: Path, taxonomy: Taxonomy, report: dict) -> Run:
@@ -459,6 +506,7 @@ def end_to_end(args: argparse.Namespace) -> int:
         items = [(response, refs) for _, response, refs in written]
         checks = n * args.k
         runs, engine, fast = _paired_runs(args, generations, work, items)
+        fixed = _fixed_runs(args, generations, work)
         ids, recorded = read_results(work / "scores.jsonl")
         assert ids == [gen_id for gen_id, _, _ in written], "records are not in input order"
         assert len({run.output_sha256 for run in runs}) == 1, "repeats wrote different records"
@@ -505,7 +553,7 @@ def end_to_end(args: argparse.Namespace) -> int:
     met = "met" if e2e_rate >= 10_000 and ratio >= 50 else "NOT met"
     print(f"end to end vs naive: {ratio:,.1f}x (target >= 50x); end to end {e2e_rate:,.0f} "
           f"checks/s (target >= 10,000): {met}")
-    report.update(_engine_verdict(e2e_rate, runs, fast))
+    report.update(_engine_verdict(e2e_rate, runs, fast, fixed, n))
     if memory is not None:
         report["memory"] = _memory_report(args, n, peak, memory, report["memory_input_bytes"])
     print(f"load average after: {os.getloadavg()[0]:.2f}")
